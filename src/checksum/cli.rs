@@ -1,0 +1,4 @@
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct ChecksumArgs {}

@@ -1,0 +1,51 @@
+//! The command line: global flags and one subcommand per capability.
+//!
+//! Each subcommand's flags live next to its code (`<module>/cli.rs`), so a
+//! flag is documented where it is defined and `--help` never drifts.
+
+use crate::output::{ColorChoice, Format};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "innotune",
+    version,
+    about = "Find what in the storage stack under InnoDB costs performance, prove it, and verify tablespaces",
+    long_about = None,
+    after_help = "Exit codes: 0 ok; 1 the command found what it looks for (see each command's help); 2 usage or environment error."
+)]
+pub struct Cli {
+    /// Output format: text for people, json for scripts (one versioned document on stdout).
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// When to colour text output.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// Read /sys, /proc and /etc under DIR instead of / (replay a host from a fixture tree).
+    #[arg(long, global = true, hide = true, value_name = "DIR", default_value = "/")]
+    pub root: PathBuf,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Report the storage stack under a path: mount, devices, schedulers, host and server limits.
+    Probe(crate::probe::cli::ProbeArgs),
+    /// Generate I/O load with fio-style jobs and measure IOPS, bandwidth and latency.
+    Bench(crate::bench::cli::BenchArgs),
+    /// Compare I/O schedulers on the disk under a path, with confidence intervals; always restores.
+    Sweep(crate::sweep::cli::SweepArgs),
+    /// sysbench-compatible OLTP load: WORKLOAD prepare|run|cleanup.
+    Oltp(crate::oltp::cli::OltpArgs),
+    /// Start, stop or inspect a throwaway MySQL/MariaDB server in a private directory.
+    Sandbox(crate::sandbox::cli::SandboxArgs),
+    /// Verify InnoDB tablespace checksums (innochecksum-compatible exit codes).
+    Checksum(crate::checksum::cli::ChecksumArgs),
+    /// Put back every host setting recorded in an unfinished journal.
+    Restore(crate::journal::cli::RestoreArgs),
+}

@@ -1,0 +1,1 @@
+//! Connecting to MySQL/MariaDB the way its own clients do.

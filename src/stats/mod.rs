@@ -1,0 +1,1 @@
+//! Statistics behind every verdict: medians, bootstrap confidence intervals.
