@@ -164,7 +164,12 @@ fn udev_rule_applies(
         } else if k == "ACTION" {
             continue;
         } else if let Some(attr) = k.strip_prefix("ATTR{").and_then(|a| a.strip_suffix('}')) {
-            host.read_trim(Path::new(&d.sysfs_path).join(attr)).ok()
+            // As in udev, a missing attribute matches nothing (a partition
+            // has no queue/rotational).
+            match host.read_trim(Path::new(&d.sysfs_path).join(attr)) {
+                Ok(v) => Some(v),
+                Err(_) => return false,
+            }
         } else {
             None
         };

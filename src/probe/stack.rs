@@ -40,7 +40,7 @@ impl Relation {
             Relation::Mounted => "mounted",
             Relation::WholeDisk => "whole disk",
             Relation::Member => "member",
-            Relation::Backing => "backing file on",
+            Relation::Backing => "holds the backing file",
         }
     }
 }
