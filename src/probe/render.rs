@@ -249,7 +249,11 @@ pub fn render(r: &ProbeReport, out: &mut dyn Write, style: Style) -> io::Result<
     for m in &r.mysqld {
         writeln!(out, "  {} pid {}  {}", m.comm, m.pid, m.binary)?;
         writeln!(out, "    version {}", m.version)?;
-        let src = if m.datadir_source == "default" { "compiled-in default" } else { &m.datadir_source };
+        let src = if m.datadir_source == "default" {
+            "compiled-in default"
+        } else {
+            &m.datadir_source
+        };
         writeln!(out, "    datadir {} (from {src})", m.datadir)?;
         writeln!(
             out,
