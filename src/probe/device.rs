@@ -221,6 +221,9 @@ pub fn read_model(host: &Host, disk_sys: &Path, kind: Kind) -> Known<String> {
                 Known::Value(format!("{vendor} {m}"))
             }
         }
+        Err(e) if kind == Kind::Virtio => Known::unknown(format!(
+            "device/model: {e} (virtio-blk exposes no model; the hypervisor's disk is behind it)"
+        )),
         Err(e) => Known::unknown(format!("device/model: {e}")),
     }
 }

@@ -59,10 +59,24 @@ impl crate::output::Report for ProbeReport {
 
 pub fn run(args: cli::ProbeArgs, ctx: &Ctx) -> Result<i32> {
     let host = &ctx.host;
+    if !host.root().is_dir() {
+        return Err(Fix::new(
+            format!("--root {} is not a directory", host.root().display()),
+            "give a host tree laid out like / (with sys/, proc/, etc/), or drop --root",
+        )
+        .into());
+    }
     let servers = mysqld::find(host);
     let (path, source) = resolve_path(host, args.path.as_deref(), &servers)?;
+    let n_servers = servers.len();
     let mut report = build(host, &path, servers);
     report.path_source = source.into();
+    if source == "mysqld_datadir" && n_servers > 1 {
+        let pid = report.mysqld[0].pid;
+        report.notes.push(format!(
+            "{n_servers} mysqld/mariadbd processes run; PATH defaulted to the datadir of the lowest pid, {pid} (give PATH to choose)"
+        ));
+    }
     ctx.emit(&report)
 }
 
@@ -160,13 +174,6 @@ fn build(host: &Host, path: &Path, servers: Vec<mysqld::Mysqld>) -> ProbeReport 
     if let Some(e) = &hostinfo.cmdline_elevator {
         notes.push(format!(
             "the kernel command line has elevator={e}: blk-mq kernels ignore it; schedulers are set per device (queue/scheduler, made persistent with a udev rule)"
-        ));
-    }
-    if servers.len() > 1 {
-        notes.push(format!(
-            "{} mysqld/mariadbd processes run; the default PATH is the datadir of pid {}",
-            servers.len(),
-            servers[0].pid
         ));
     }
     let persistence = persist::find(host, &devices);

@@ -282,7 +282,41 @@ mod tests {
             .collect();
         assert_eq!(arg_value(&a, "datadir").as_deref(), Some("/srv/my_sql"));
         assert!(server_group("mariadb-10.11"));
+        assert!(server_group("mysqld-8.0"));
         assert!(!server_group("mariadb-client"));
         assert!(!server_group("client"));
+    }
+
+    #[test]
+    fn option_files_follow_include_and_last_setting_wins() {
+        let t = tempfile::tempdir().unwrap();
+        let w = |p: &str, c: &str| {
+            let f = t.path().join(p.trim_start_matches('/'));
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, c).unwrap();
+        };
+        w(
+            "/etc/my.cnf",
+            "[mysqld]\ndatadir=/first\n!include /etc/extra.cnf\n",
+        );
+        w("/etc/extra.cnf", "[client]\ndatadir=/client\n[mariadb-10.11]\ndata-dir = x\ndatadir = \"/second\" # quoted\n");
+        let host = Host::with_root(t.path());
+        let args = vec!["mariadbd".to_string()];
+        assert_eq!(
+            datadir(&host, &args),
+            ("/second".to_string(), "/etc/extra.cnf:5".to_string())
+        );
+        w("/etc/mysql/my.cnf", "[server]\ndatadir=/third\n");
+        assert_eq!(datadir(&host, &args).0, "/third");
+        let args = vec![
+            "mysqld".to_string(),
+            "--defaults-file=/etc/extra.cnf".to_string(),
+        ];
+        assert_eq!(datadir(&host, &args).0, "/second");
+        let t2 = tempfile::tempdir().unwrap();
+        assert_eq!(
+            datadir(&Host::with_root(t2.path()), &args),
+            ("/var/lib/mysql".to_string(), "default".to_string())
+        );
     }
 }
