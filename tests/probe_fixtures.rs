@@ -527,3 +527,36 @@ fn text_output_shows_the_tree() {
     assert!(t.contains("      └─ sda  sata-scsi"), "{t}");
     assert!(!t.contains('\x1b'), "no colour when asked not to");
 }
+
+#[test]
+fn committed_trees_are_what_the_generator_makes() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = fixture("");
+    let st = std::process::Command::new("python3")
+        .arg(dir.join("make-fixtures.py"))
+        .arg(t.path())
+        .status()
+        .expect("python3 runs tests/fixtures/hosts/make-fixtures.py");
+    assert!(st.success());
+    for name in [
+        "nvme-ssd",
+        "sata-ssd",
+        "hdd-partitions",
+        "md-raid0",
+        "lvm-on-partition",
+        "loop-on-file",
+        "virtio",
+    ] {
+        let out = std::process::Command::new("diff")
+            .args(["-r", "--no-dereference"])
+            .arg(dir.join(name))
+            .arg(t.path().join(name))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name} differs from make-fixtures.py's output (rerun it and commit):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
