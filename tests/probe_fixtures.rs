@@ -183,13 +183,24 @@ fn sata_ssd_datadir_from_option_files_and_udev_rule() {
     assert_eq!(d["queue"]["nr_requests"], 64);
     assert_eq!(d["queue"]["scheduler_tunables"]["read_expire"], "500");
     assert_eq!(d["queue"]["scheduler_tunables"]["fifo_batch"], "16");
+    // In udev's order (file name, any directory); /lib/udev/rules.d/60-ioschedulers.rules
+    // (kyber) is masked by /etc's file of the same name; the rotational==1 rule
+    // does not apply to this SSD, nor does ENV{DEVTYPE}=="disk" to sda2.
     let p = r["persistence"].as_array().unwrap();
-    assert_eq!(p.len(), 1, "only the rotational==0 rule applies: {p:?}");
+    assert_eq!(p.len(), 2, "{p:?}");
     assert_eq!(p[0]["mechanism"], "udev");
-    assert_eq!(p[0]["file"], "/etc/udev/rules.d/60-ioschedulers.rules");
-    assert_eq!(p[0]["line"], 2);
-    assert_eq!(p[0]["scheduler"], "none");
+    assert_eq!(
+        p[0]["file"],
+        "/usr/lib/udev/rules.d/60-block-scheduler.rules"
+    );
+    assert_eq!(p[0]["line"], 1);
+    assert_eq!(p[0]["scheduler"], "bfq");
     assert_eq!(p[0]["devices"], serde_json::json!(["sda"]));
+    assert_eq!(p[1]["file"], "/etc/udev/rules.d/60-ioschedulers.rules");
+    assert_eq!(p[1]["line"], 2);
+    assert_eq!(p[1]["scheduler"], "none");
+    assert_eq!(p[1]["devices"], serde_json::json!(["sda"]));
+    assert_eq!(p[1]["unevaluated"], serde_json::json!([]));
     assert_eq!(r["host"]["vm_swappiness"], 10);
     assert_eq!(r["host"]["fs_aio_max_nr"], 1048576);
 }

@@ -225,37 +225,57 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
 /// Every rule under the standard directories that sets a scheduler for a device of `stack`.
 pub fn find(host: &Host, stack: &[StackDevice]) -> Vec<SchedulerRule> {
     let mut out = Vec::new();
+    // udev reads each file name once: /etc masks /lib and /usr/lib (and on
+    // merged-/usr systems /lib *is* /usr/lib, so the same directory is not
+    // read twice either).
+    let mut seen_dirs = Vec::new();
+    let mut seen_names = std::collections::HashSet::new();
+    let mut udev_files: Vec<String> = Vec::new();
     for dir in UDEV_DIRS {
+        let canon = std::fs::canonicalize(host.path(dir)).unwrap_or_else(|_| host.path(dir));
+        if seen_dirs.contains(&canon) {
+            continue;
+        }
+        seen_dirs.push(canon);
         for f in files_in(host, dir, ".rules") {
-            let Ok(text) = host.read(&f) else { continue };
-            for (line, l) in logical_lines(&text) {
-                let t = l.trim();
-                if t.starts_with('#') || !t.contains("queue/scheduler") {
-                    continue;
-                }
-                let toks = udev_tokens(t);
-                let scheduler = toks
-                    .iter()
-                    .find(|(k, op, _)| k == "ATTR{queue/scheduler}" && op == "=")
-                    .map(|(_, _, v)| v.clone())
-                    .or_else(|| echo_value(t));
-                let mut unevaluated = Vec::new();
-                let devices: Vec<String> = stack
-                    .iter()
-                    .filter(|d| udev_rule_applies(host, &toks, d, &mut unevaluated))
-                    .map(|d| d.name.clone())
-                    .collect();
-                if !devices.is_empty() {
-                    out.push(SchedulerRule {
-                        mechanism: "udev".into(),
-                        file: f.clone(),
-                        line,
-                        text: t.to_string(),
-                        scheduler,
-                        devices,
-                        unevaluated,
-                    });
-                }
+            let name = f.rsplit('/').next().unwrap_or(&f).to_string();
+            if seen_names.insert(name) {
+                udev_files.push(f);
+            }
+        }
+    }
+    // udev applies all files in name order whatever their directory; the
+    // last rule to write the attribute wins, so report them in that order.
+    udev_files.sort_by(|a, b| a.rsplit('/').next().cmp(&b.rsplit('/').next()));
+    for f in udev_files {
+        let Ok(text) = host.read(&f) else { continue };
+        for (line, l) in logical_lines(&text) {
+            let t = l.trim();
+            if t.starts_with('#') || !t.contains("queue/scheduler") {
+                continue;
+            }
+            let toks = udev_tokens(t);
+            let scheduler = toks
+                .iter()
+                .find(|(k, op, _)| k == "ATTR{queue/scheduler}" && op == "=")
+                .map(|(_, _, v)| v.clone())
+                .or_else(|| echo_value(t));
+            let mut unevaluated = Vec::new();
+            let devices: Vec<String> = stack
+                .iter()
+                .filter(|d| udev_rule_applies(host, &toks, d, &mut unevaluated))
+                .map(|d| d.name.clone())
+                .collect();
+            if !devices.is_empty() {
+                out.push(SchedulerRule {
+                    mechanism: "udev".into(),
+                    file: f.clone(),
+                    line,
+                    text: t.to_string(),
+                    scheduler,
+                    devices,
+                    unevaluated,
+                });
             }
         }
     }
