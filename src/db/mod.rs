@@ -302,7 +302,11 @@ impl ConnSpec {
     }
 }
 
-fn one_line(e: &mysql::Error) -> String {
+/// A driver error on one line; server errors as the mysql client prints them.
+pub fn one_line(e: &mysql::Error) -> String {
+    if let mysql::Error::MySqlError(me) = e {
+        return format!("ERROR {} ({}): {}", me.code, me.state, me.message);
+    }
     e.to_string()
         .split_whitespace()
         .collect::<Vec<_>>()

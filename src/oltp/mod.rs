@@ -29,6 +29,13 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 pub use workload::{IgnoreErrors, Workload};
 
+fn ser_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
 /// Everything a run needs; `Default` is sysbench 1.0.20's defaults.
 #[derive(Debug, Clone, Serialize)]
 pub struct OltpOptions {
@@ -37,7 +44,8 @@ pub struct OltpOptions {
     pub tables: u32,
     pub table_size: u32,
     pub threads: u32,
-    /// Time limit (None or zero: none).
+    /// Time limit (None or zero: none). JSON: `time_s`, seconds or null.
+    #[serde(rename = "time_s", serialize_with = "ser_secs")]
     pub time: Option<Duration>,
     /// Event limit (0: none).
     pub events: u64,
@@ -104,7 +112,7 @@ impl Default for OltpOptions {
 impl OltpOptions {
     /// The effective options: oltp_point_select forces one point select per
     /// event, as its Lua script does.
-    fn effective(&self) -> OltpOptions {
+    pub fn effective(&self) -> OltpOptions {
         let mut o = self.clone();
         if o.workload == Workload::OltpPointSelect {
             o.point_selects = 1;
@@ -502,7 +510,7 @@ pub fn run(args: cli::OltpArgs, ctx: &Ctx) -> Result<i32> {
         command: format!("{:?}", args.command).to_lowercase(),
         endpoint: spec.endpoint(),
         server_version: version,
-        options: opts.clone(),
+        options: opts.effective(),
         prepare: None,
         cleanup: None,
         runs: Vec::new(),

@@ -122,11 +122,17 @@ pub enum EventError {
 /// Codes sysbench reconnects on (CR_SERVER_LOST, _GONE_ERROR, CR_TCP_CONNECTION, _LOST_EXTENDED).
 pub const RECONNECT_CODES: [u16; 4] = [2013, 2006, 2011, 2055];
 
-/// `--mysql-ignore-errors`.
+/// `--mysql-ignore-errors`. JSON: `"all"` or a list of codes.
 #[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
 pub enum IgnoreErrors {
+    #[serde(serialize_with = "ser_all")]
     All,
     Codes(Vec<u16>),
+}
+
+fn ser_all<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("all")
 }
 
 impl IgnoreErrors {
