@@ -21,7 +21,7 @@ fn mult() -> f64 {
 
 /// Slot index for a latency in ms.
 pub fn slot(ms: f64) -> usize {
-    if !(ms > 0.0) {
+    if ms.is_nan() || ms <= 0.0 {
         return 0;
     }
     let i = ((ms.ln() - LO_MS.ln()) * mult() + 0.5).floor();
