@@ -444,3 +444,47 @@ fn counts_match_sysbench_itself() {
         }
     }
 }
+
+/// Connections killed on the server mid-run are re-opened and the event
+/// re-run; the run completes and reports the reconnects.
+#[test]
+fn reconnects_after_killed_connections() {
+    let s = server();
+    ok(oltp(
+        &s,
+        "oltp_read_only",
+        "prepare",
+        &["--table-size", "1000"],
+    ));
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("innotune"))
+        .args(["--format", "json", "oltp", "oltp_read_only", "run"])
+        .args(s.sock_args())
+        .args(["--table-size", "1000", "--threads", "2", "--time", "4"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill the workers' connections a few times while the run goes on.
+    let mut c = s.conn();
+    let mut killed = 0;
+    for _ in 0..30 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let ids: Vec<u64> = c
+            .query("SELECT id FROM information_schema.processlist WHERE db = 'sbtest' AND id <> CONNECTION_ID()")
+            .unwrap();
+        for id in ids {
+            if c.query_drop(format!("KILL CONNECTION {id}")).is_ok() {
+                killed += 1;
+            }
+        }
+        if killed >= 2 {
+            break;
+        }
+    }
+    assert!(killed >= 1, "no worker connection seen");
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_str(&ok(out)).unwrap();
+    let r = &v["result"]["runs"][0];
+    assert!(r["reconnects"].as_u64().unwrap() >= 1, "{r}");
+    assert!(r["transactions"].as_u64().unwrap() > 0);
+}

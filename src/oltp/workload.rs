@@ -269,6 +269,9 @@ impl<'a> Session<'a> {
 
     fn classify(&self, e: mysql::Error, sql: &str) -> EventError {
         let code = match &e {
+            // The server closes the connection after these (MariaDB's
+            // ER_CONNECTION_KILLED, ER_SERVER_SHUTDOWN): a lost connection.
+            mysql::Error::MySqlError(me) if me.code == 1927 || me.code == 1053 => Some(2013),
             mysql::Error::MySqlError(me) => Some(me.code),
             e if lost(e) => Some(2013),
             _ => None,
