@@ -219,4 +219,28 @@ mod tests {
         assert_eq!(o.get("pager"), None);
         assert!(!format!("{o:?}").contains("p#ss"));
     }
+
+    #[test]
+    fn etc_chain_through_rooted_host_with_includedir() {
+        let root = tempfile::tempdir().unwrap();
+        let etc = root.path().join("etc/mysql");
+        std::fs::create_dir_all(etc.join("conf.d")).unwrap();
+        std::fs::write(
+            etc.join("my.cnf"),
+            "[client-server]\nsocket = /run/x.sock\n!includedir /etc/mysql/conf.d/\n",
+        )
+        .unwrap();
+        std::fs::write(etc.join("conf.d/50-client.cnf"), "[client]\nuser = fromconfd\n").unwrap();
+        let extra = root.path().join("extra.cnf");
+        std::fs::write(&extra, "[client]\nport = 3399\n").unwrap();
+        let host = Host::with_root(root.path());
+        let o = Options::load_chain(&host, None, Some(&extra)).unwrap();
+        assert_eq!(o.get("socket"), Some("/run/x.sock"));
+        assert_eq!(o.get("user"), Some("fromconfd"));
+        assert_eq!(o.get("port"), Some("3399"));
+        // --defaults-file replaces the chain.
+        let o = Options::load_chain(&host, Some(&extra), None).unwrap();
+        assert_eq!(o.get("socket"), None);
+        assert!(Options::load_chain(&host, Some(&root.path().join("missing")), None).is_err());
+    }
 }
