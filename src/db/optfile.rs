@@ -230,7 +230,11 @@ mod tests {
             "[client-server]\nsocket = /run/x.sock\n!includedir /etc/mysql/conf.d/\n",
         )
         .unwrap();
-        std::fs::write(etc.join("conf.d/50-client.cnf"), "[client]\nuser = fromconfd\n").unwrap();
+        std::fs::write(
+            etc.join("conf.d/50-client.cnf"),
+            "[client]\nuser = fromconfd\n",
+        )
+        .unwrap();
         let extra = root.path().join("extra.cnf");
         std::fs::write(&extra, "[client]\nport = 3399\n").unwrap();
         let host = Host::with_root(root.path());
