@@ -187,8 +187,20 @@ pub fn run(
         let c = &shared.counters;
         let mut last = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
         let mut last_t = start;
+        // Without --report-interval the server is still sampled every
+        // 10 s, so gauges such as pending I/O are seen during the run.
+        let status_every = tick.unwrap_or(Duration::from_secs(10));
+        let mut next_status = start + status_every;
         while shared.running.load(Ordering::Relaxed) > 0 {
             std::thread::sleep(Duration::from_millis(20));
+            if tick.is_none() && Instant::now() >= next_status {
+                if let Some(c) = status_conn.as_mut() {
+                    if let Ok(smp) = status::sample(c, start.elapsed().as_secs_f64()) {
+                        samples.push(smp);
+                    }
+                }
+                next_status += status_every;
+            }
             if let (Some(n), Some(t)) = (next, tick) {
                 let now = Instant::now();
                 if now >= n && shared.running.load(Ordering::Relaxed) > 0 {
@@ -222,6 +234,7 @@ pub fn run(
                             samples.push(smp);
                         }
                     }
+                    next_status = now + status_every;
                     last = cur;
                     last_t = now;
                     next = Some(n + t);
