@@ -125,6 +125,31 @@ pub struct Endpoint {
     pub password_source: PasswordSource,
 }
 
+/// The login name, as libmysqlclient defaults the user: $USER, $LOGNAME,
+/// then the password database entry of the real uid.
+fn login_name() -> Option<String> {
+    for v in ["USER", "LOGNAME"] {
+        if let Ok(u) = std::env::var(v) {
+            if !u.is_empty() {
+                return Some(u);
+            }
+        }
+    }
+    // SAFETY: getpwuid returns a pointer into static storage or null; we
+    // copy the name out before any other call can overwrite it.
+    unsafe {
+        let pw = libc::getpwuid(libc::getuid());
+        if pw.is_null() || (*pw).pw_name.is_null() {
+            return None;
+        }
+        Some(
+            std::ffi::CStr::from_ptr((*pw).pw_name)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
+
 const DEFAULT_SOCKET: &str = "/run/mysqld/mysqld.sock";
 pub const PROMPT_MARK: &str = "\u{0}prompt";
 
@@ -206,7 +231,7 @@ impl ConnArgs {
             .user
             .clone()
             .or_else(|| files.get("user").map(str::to_string))
-            .or_else(|| std::env::var("USER").ok())
+            .or_else(login_name)
             .unwrap_or_else(|| "root".to_string());
         Ok(ConnSpec {
             socket: if use_socket {
