@@ -490,3 +490,30 @@ fn reconnects_after_killed_connections() {
     assert!(r["reconnects"].as_u64().unwrap() >= 1, "{r}");
     assert!(r["transactions"].as_u64().unwrap() > 0);
 }
+
+/// The library path sweep uses: sandbox → prepare → run_workload, no printing.
+#[test]
+fn library_api_for_sweep() {
+    use innotune::oltp::{self, OltpOptions, Workload};
+    let s = server();
+    let spec = s.sb.conn_spec();
+    let opts = OltpOptions {
+        workload: Workload::OltpWriteOnly,
+        table_size: 500,
+        tables: 2,
+        threads: 2,
+        time: None,
+        events: 60,
+        rand_seed: 3,
+        ..Default::default()
+    };
+    let p = oltp::prepare(&spec, &opts, 2).unwrap();
+    assert_eq!(p.tables.len(), 2);
+    assert!(p.tables.iter().all(|t| t.rows == 500 && t.inserts >= 1));
+    let r = oltp::run_workload(&spec, &opts).unwrap();
+    assert_eq!(r.events, 60);
+    assert_eq!(r.rand_seed, 3);
+    assert!(r.queries.write >= 4 * 60, "{:?}", r.queries);
+    assert!(r.server.is_some());
+    assert_eq!(oltp::cleanup(&spec, &opts).unwrap().len(), 2);
+}

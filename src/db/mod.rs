@@ -329,13 +329,15 @@ impl ConnSpec {
 
 /// A driver error on one line; server errors as the mysql client prints them.
 pub fn one_line(e: &mysql::Error) -> String {
-    if let mysql::Error::MySqlError(me) = e {
-        return format!("ERROR {} ({}): {}", me.code, me.state, me.message);
-    }
-    e.to_string()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    let s = match e {
+        mysql::Error::MySqlError(me) => {
+            return format!("ERROR {} ({}): {}", me.code, me.state, me.message)
+        }
+        mysql::Error::DriverError(d) => d.to_string(),
+        mysql::Error::IoError(io) => io.to_string(),
+        other => other.to_string(),
+    };
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Server flavour and version, from `SELECT VERSION()`.

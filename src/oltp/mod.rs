@@ -8,7 +8,18 @@
 //! Library use (sweep): [`run_workload`] takes a connection spec and
 //! [`OltpOptions`] and returns an [`OltpResult`] without printing.
 //! (It takes a [`ConnSpec`] rather than one open connection because every
-//! worker thread needs its own.)
+//! worker thread needs its own.) A sweep over a filesystem does:
+//!
+//! ```no_run
+//! use innotune::{oltp, sandbox::{Sandbox, SandboxOpts}};
+//! # fn main() -> anyhow::Result<()> {
+//! let sb = Sandbox::start(SandboxOpts::new("/mnt/swept/innotune-sb"))?;
+//! let opts = oltp::OltpOptions { threads: 16, ..Default::default() };
+//! oltp::prepare(&sb.conn_spec(), &opts, 4)?;
+//! let r = oltp::run_workload(&sb.conn_spec(), &opts)?;
+//! println!("{:.0} tps, p95 {:?} ms", r.tps, r.latency_ms.percentile_value);
+//! # Ok(()) }
+//! ```
 
 pub mod cli;
 pub mod hist;
