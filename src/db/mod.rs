@@ -60,21 +60,43 @@ impl FromStr for Secret {
 #[derive(Debug, Clone, Default, Args)]
 pub struct ConnArgs {
     /// Unix socket of the server (default: from option files, else /run/mysqld/mysqld.sock).
-    #[arg(long, visible_alias = "mysql-socket", value_name = "PATH")]
+    #[arg(
+        long,
+        visible_alias = "mysql-socket",
+        alias = "mysql_socket",
+        value_name = "PATH"
+    )]
     pub socket: Option<PathBuf>,
     /// Server host; `localhost` means the socket, as in the mysql client.
-    #[arg(long = "host", visible_alias = "mysql-host", value_name = "HOST")]
+    #[arg(
+        long = "host",
+        visible_alias = "mysql-host",
+        alias = "mysql_host",
+        value_name = "HOST"
+    )]
     pub host: Option<String>,
     /// TCP port (default 3306). Given without --host, connects to 127.0.0.1.
-    #[arg(long, visible_alias = "mysql-port", value_name = "N")]
+    #[arg(
+        long,
+        visible_alias = "mysql-port",
+        alias = "mysql_port",
+        value_name = "N"
+    )]
     pub port: Option<u16>,
     /// User name (default: from option files, else the login name).
-    #[arg(long, short = 'u', visible_alias = "mysql-user", value_name = "NAME")]
+    #[arg(
+        long,
+        short = 'u',
+        visible_alias = "mysql-user",
+        alias = "mysql_user",
+        value_name = "NAME"
+    )]
     pub user: Option<String>,
     /// Password; `--password` alone prompts. On the command line it is visible to other users: prefer ~/.my.cnf [client].
     #[arg(
         long,
         visible_alias = "mysql-password",
+        alias = "mysql_password",
         value_name = "PASSWORD",
         num_args = 0..=1,
         require_equals = true,
@@ -82,10 +104,10 @@ pub struct ConnArgs {
     )]
     pub password: Option<Secret>,
     /// Read options only from this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, alias = "defaults_file", value_name = "FILE")]
     pub defaults_file: Option<PathBuf>,
     /// Read this file after the global option files, before ~/.my.cnf.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, alias = "defaults_extra_file", value_name = "FILE")]
     pub defaults_extra_file: Option<PathBuf>,
     /// Read no option files.
     #[arg(long)]

@@ -80,20 +80,28 @@ pub struct OltpArgs {
     /// Range size of range SELECT queries.
     #[arg(long, alias = "range_size", default_value_t = 100)]
     pub range_size: u32,
+    /// Point SELECTs per transaction.
     #[arg(long, alias = "point_selects", default_value_t = 10)]
     pub point_selects: u32,
+    /// Simple range SELECTs per transaction.
     #[arg(long, alias = "simple_ranges", default_value_t = 1)]
     pub simple_ranges: u32,
+    /// SELECT SUM() ranges per transaction.
     #[arg(long, alias = "sum_ranges", default_value_t = 1)]
     pub sum_ranges: u32,
+    /// SELECT … ORDER BY ranges per transaction.
     #[arg(long, alias = "order_ranges", default_value_t = 1)]
     pub order_ranges: u32,
+    /// SELECT DISTINCT ranges per transaction.
     #[arg(long, alias = "distinct_ranges", default_value_t = 1)]
     pub distinct_ranges: u32,
+    /// UPDATEs of the indexed column k per transaction.
     #[arg(long, alias = "index_updates", default_value_t = 1)]
     pub index_updates: u32,
+    /// UPDATEs of the non-indexed column c per transaction.
     #[arg(long, alias = "non_index_updates", default_value_t = 1)]
     pub non_index_updates: u32,
+    /// DELETE/INSERT pairs per transaction.
     #[arg(long, alias = "delete_inserts", default_value_t = 1)]
     pub delete_inserts: u32,
     /// Enable/disable all range SELECT queries.
@@ -111,6 +119,7 @@ pub struct OltpArgs {
     /// Create the secondary index k_N after loading.
     #[arg(long, alias = "create_secondary", default_value = "on", value_parser = parse_bool, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub create_secondary: bool,
+    /// Storage engine of the tables.
     #[arg(long, alias = "mysql_storage_engine", default_value = "innodb")]
     pub mysql_storage_engine: String,
 
@@ -120,12 +129,16 @@ pub struct OltpArgs {
     /// Seed (0 = from the current time).
     #[arg(long, alias = "rand_seed", default_value_t = 0)]
     pub rand_seed: u64,
+    /// Iterations of the special/gaussian distributions.
     #[arg(long, alias = "rand_spec_iter", default_value_t = 12)]
     pub rand_spec_iter: u32,
+    /// Percentage of the range that is 'special' (hot).
     #[arg(long, alias = "rand_spec_pct", default_value_t = 1)]
     pub rand_spec_pct: u32,
+    /// Percentage of draws that hit the special values.
     #[arg(long, alias = "rand_spec_res", default_value_t = 75)]
     pub rand_spec_res: u32,
+    /// Pareto distribution parameter h.
     #[arg(long, alias = "rand_pareto_h", default_value_t = 0.2)]
     pub rand_pareto_h: f64,
     /// Errors that re-run the event (list, `all` or `none`); lost-connection codes 2013/2006/2011/2055 reconnect.
