@@ -1,8 +1,8 @@
 //! How `innotune oltp` finds credentials (option files, MYSQL_PWD, the
 //! command line) and that the password never shows in its output.
 
-mod common;
-use common::{bin, server, TestServer};
+mod sandbox_support;
+use sandbox_support::{bin, server, TestServer};
 use mysql::prelude::Queryable;
 
 const PW: &str = "s3cr3t-Pw_9";

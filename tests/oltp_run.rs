@@ -2,8 +2,8 @@
 //! data, per-transaction query counts as sysbench 1.0.20, the report
 //! layout, thread sweeps, server metrics, cleanup, error paths.
 
-mod common;
-use common::{bin, server, TestServer};
+mod sandbox_support;
+use sandbox_support::{bin, server, TestServer};
 use mysql::prelude::Queryable;
 use serde_json::Value;
 

@@ -1,8 +1,8 @@
 //! `innotune sandbox` on a real mariadbd/mysqld: start, status, stop,
 //! --keep, free port, profiles, cleanup on failure.
 
-mod common;
-use common::bin;
+mod sandbox_support;
+use sandbox_support::bin;
 use innotune::sandbox::{Profile, Sandbox, SandboxOpts};
 use mysql::prelude::Queryable;
 use serde_json::Value;
