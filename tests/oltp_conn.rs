@@ -2,8 +2,8 @@
 //! command line) and that the password never shows in its output.
 
 mod sandbox_support;
-use sandbox_support::{bin, server, TestServer};
 use mysql::prelude::Queryable;
+use sandbox_support::{bin, server, TestServer};
 
 const PW: &str = "s3cr3t-Pw_9";
 

@@ -3,8 +3,8 @@
 //! layout, thread sweeps, server metrics, cleanup, error paths.
 
 mod sandbox_support;
-use sandbox_support::{bin, server, TestServer};
 use mysql::prelude::Queryable;
+use sandbox_support::{bin, server, TestServer};
 use serde_json::Value;
 
 fn oltp(s: &TestServer, workload: &str, cmd: &str, extra: &[&str]) -> std::process::Output {

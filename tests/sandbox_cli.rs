@@ -2,9 +2,9 @@
 //! --keep, free port, profiles, cleanup on failure.
 
 mod sandbox_support;
-use sandbox_support::bin;
 use innotune::sandbox::{Profile, Sandbox, SandboxOpts};
 use mysql::prelude::Queryable;
+use sandbox_support::bin;
 use serde_json::Value;
 use std::path::Path;
 
