@@ -191,8 +191,12 @@ pub fn run(
         // 10 s, so gauges such as pending I/O are seen during the run.
         let status_every = tick.unwrap_or(Duration::from_secs(10));
         let mut next_status = start + status_every;
-        while shared.running.load(Ordering::Relaxed) > 0 {
+        loop {
             std::thread::sleep(Duration::from_millis(20));
+            // Checked before the tick so that a tick falling due as the
+            // workers stop at --time is still reported (sysbench prints
+            // `[ 10s ]` for a 10 s run), then the loop ends.
+            let done = shared.running.load(Ordering::Relaxed) == 0;
             if tick.is_none() && Instant::now() >= next_status {
                 if let Some(c) = status_conn.as_mut() {
                     if let Ok(smp) = status::sample(c, start.elapsed().as_secs_f64()) {
@@ -203,7 +207,7 @@ pub fn run(
             }
             if let (Some(n), Some(t)) = (next, tick) {
                 let now = Instant::now();
-                if now >= n && shared.running.load(Ordering::Relaxed) > 0 {
+                if now >= n {
                     let cur = (
                         c.events.load(Ordering::Relaxed),
                         c.read.load(Ordering::Relaxed),
@@ -216,7 +220,11 @@ pub fn run(
                     let counts = shared.hist_interval.snapshot(true);
                     let iv = Interval {
                         t: (now - start).as_secs_f64(),
-                        threads: shared.running.load(Ordering::Relaxed) as u32,
+                        threads: if done {
+                            threads
+                        } else {
+                            shared.running.load(Ordering::Relaxed) as u32
+                        },
                         tps: (cur.0 - last.0) as f64 / secs,
                         qps: ((cur.1 + cur.2 + cur.3) - (last.1 + last.2 + last.3)) as f64 / secs,
                         read_qps: (cur.1 - last.1) as f64 / secs,
@@ -239,6 +247,9 @@ pub fn run(
                     last_t = now;
                     next = Some(n + t);
                 }
+            }
+            if done {
+                break;
             }
         }
         Ok(handles
