@@ -22,6 +22,19 @@ impl Report for SandboxReport {
         writeln!(out, "  port:    {} (127.0.0.1)", self.port)?;
         writeln!(out, "  version: {}", self.version)?;
         writeln!(out, "  profile: {}", self.profile)?;
+        if self.running {
+            // DIR/my.cnf carries a [client] group with the socket and user.
+            let client = if self.version.to_ascii_lowercase().contains("mariadb") {
+                "mariadb"
+            } else {
+                "mysql"
+            };
+            writeln!(
+                out,
+                "  connect: {client} --defaults-file={}/my.cnf   (or: innotune oltp … --socket {})",
+                self.dir, self.socket
+            )?;
+        }
         Ok(())
     }
 }
