@@ -70,6 +70,12 @@ pub fn run(
     opts: &OltpOptions,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<OltpResult> {
+    if opts.events == 0 && opts.time.map_or(true, |t| t.is_zero()) {
+        anyhow::bail!(crate::error::Fix::new(
+            "no time limit and no event limit: the run would never end",
+            "set OltpOptions::time or ::events (--time / --events)"
+        ));
+    }
     let threads = opts.threads.max(1);
     let seed = if opts.rand_seed == 0 {
         seed_from_time()
