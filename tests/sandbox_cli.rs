@@ -134,6 +134,18 @@ fn keep_preserves_data_and_restart_reuses_it() {
     sb.stop().unwrap();
     assert!(!pid_alive(pid.into()));
     assert!(dir.join("data").is_dir(), "--keep leaves the data");
+    // Status of a kept, stopped sandbox: not running, exit 1.
+    let out = bin()
+        .args(["--format", "json", "sandbox", "status", "--dir"])
+        .arg(&dir)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let st = json(&out);
+    assert_eq!(st["running"], false);
+    assert!(st["pid"].is_null());
     // Starting again in the kept DIR reuses the data directory.
     o.keep = false;
     let sb = Sandbox::start(o).unwrap();
