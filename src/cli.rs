@@ -47,7 +47,7 @@ pub enum Command {
     /// Compare I/O schedulers on the disk under a path, with confidence intervals; always restores.
     Sweep(crate::sweep::cli::SweepArgs),
     /// sysbench-compatible OLTP load: WORKLOAD prepare|run|cleanup.
-    Oltp(crate::oltp::cli::OltpArgs),
+    Oltp(Box<crate::oltp::cli::OltpArgs>),
     /// Start, stop or inspect a throwaway MySQL/MariaDB server in a private directory.
     Sandbox(crate::sandbox::cli::SandboxArgs),
     /// Verify InnoDB tablespace checksums (innochecksum-compatible exit codes).

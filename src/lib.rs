@@ -58,7 +58,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Probe(a) => probe::run(a, &ctx),
         Command::Bench(a) => bench::run(a, &ctx),
         Command::Sweep(a) => sweep::run(a, &ctx),
-        Command::Oltp(a) => oltp::run(a, &ctx),
+        Command::Oltp(a) => oltp::run(*a, &ctx),
         Command::Sandbox(a) => sandbox::run(a, &ctx),
         Command::Checksum(a) => checksum::run(a, &ctx),
         Command::Restore(a) => journal::run_restore(a, &ctx),

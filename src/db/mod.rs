@@ -1,1 +1,463 @@
 //! Connecting to MySQL/MariaDB the way its own clients do.
+//!
+//! Every command that talks to a server flattens [`ConnArgs`] and calls
+//! [`ConnArgs::resolve`] to get a [`ConnSpec`]; `ConnSpec::connect` opens a
+//! connection. Precedence is libmysqlclient's: command line, then option
+//! files (later files win), then `MYSQL_PWD` for the password only.
+//!
+//! Option files: unless `--no-defaults`, the chain is `/etc/my.cnf`,
+//! `/etc/mysql/my.cnf`, `--defaults-extra-file`, `~/.my.cnf`
+//! (`--defaults-file` replaces the whole chain), with `!include` and
+//! `!includedir`. Groups read: `[client]`, `[client-server]` (MariaDB's
+//! shared group) and `[innotune]`. `[mysql]` is deliberately not read: it
+//! belongs to the `mysql` command-line client and carries its settings
+//! (pager, prompt) that mean nothing here.
+//!
+//! Secrets: the password lives in [`Secret`], whose `Debug` prints
+//! `<redacted>` and which is never serialised; nothing here logs it.
+
+pub mod optfile;
+
+use crate::error::Fix;
+use crate::host::Host;
+use anyhow::{Context, Result};
+use clap::Args;
+use serde::Serialize;
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// A password. `Debug`/`Display` never show it; it is not `Serialize`.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Self {
+        Secret(s.into())
+    }
+    /// The clear text, for the one place that needs it: the handshake.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        Ok(Secret(s.to_string()))
+    }
+}
+
+/// Connection flags shared by every command that talks to MySQL. The
+/// `--mysql-*` aliases accept sysbench's spellings.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConnArgs {
+    /// Unix socket of the server (default: from option files, else /run/mysqld/mysqld.sock).
+    #[arg(
+        long,
+        visible_alias = "mysql-socket",
+        alias = "mysql_socket",
+        value_name = "PATH"
+    )]
+    pub socket: Option<PathBuf>,
+    /// Server host; `localhost` means the socket, as in the mysql client.
+    #[arg(
+        long = "host",
+        visible_alias = "mysql-host",
+        alias = "mysql_host",
+        value_name = "HOST"
+    )]
+    pub host: Option<String>,
+    /// TCP port (default 3306). Given without --host, connects to 127.0.0.1.
+    #[arg(
+        long,
+        visible_alias = "mysql-port",
+        alias = "mysql_port",
+        value_name = "N"
+    )]
+    pub port: Option<u16>,
+    /// User name (default: from option files, else the login name).
+    #[arg(
+        long,
+        short = 'u',
+        visible_alias = "mysql-user",
+        alias = "mysql_user",
+        value_name = "NAME"
+    )]
+    pub user: Option<String>,
+    /// Password; `--password` alone prompts. On the command line it is visible to other users: prefer ~/.my.cnf [client].
+    #[arg(
+        long,
+        visible_alias = "mysql-password",
+        alias = "mysql_password",
+        value_name = "PASSWORD",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "\u{0}prompt"
+    )]
+    pub password: Option<Secret>,
+    /// Read options only from this file.
+    #[arg(long, alias = "defaults_file", value_name = "FILE")]
+    pub defaults_file: Option<PathBuf>,
+    /// Read this file after the global option files, before ~/.my.cnf.
+    #[arg(long, alias = "defaults_extra_file", value_name = "FILE")]
+    pub defaults_extra_file: Option<PathBuf>,
+    /// Read no option files.
+    #[arg(long)]
+    pub no_defaults: bool,
+}
+
+/// Where the password came from (reported, never the password itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PasswordSource {
+    None,
+    CommandLine,
+    Prompt,
+    OptionFile,
+    Env,
+}
+
+/// Everything needed to open connections; cheap to clone for worker threads.
+#[derive(Debug, Clone)]
+pub struct ConnSpec {
+    pub socket: Option<PathBuf>,
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: Option<Secret>,
+    pub password_source: PasswordSource,
+    pub db: Option<String>,
+}
+
+/// The endpoint as users read it, without the password.
+#[derive(Debug, Clone, Serialize)]
+pub struct Endpoint {
+    pub socket: Option<String>,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub user: String,
+    pub password_source: PasswordSource,
+}
+
+/// The login name, as libmysqlclient defaults the user: $USER, $LOGNAME,
+/// then the password database entry of the real uid.
+fn login_name() -> Option<String> {
+    for v in ["USER", "LOGNAME"] {
+        if let Ok(u) = std::env::var(v) {
+            if !u.is_empty() {
+                return Some(u);
+            }
+        }
+    }
+    // SAFETY: getpwuid returns a pointer into static storage or null; we
+    // copy the name out before any other call can overwrite it.
+    unsafe {
+        let pw = libc::getpwuid(libc::getuid());
+        if pw.is_null() || (*pw).pw_name.is_null() {
+            return None;
+        }
+        Some(
+            std::ffi::CStr::from_ptr((*pw).pw_name)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
+
+const DEFAULT_SOCKET: &str = "/run/mysqld/mysqld.sock";
+pub const PROMPT_MARK: &str = "\u{0}prompt";
+
+impl ConnArgs {
+    /// Connection flags for a local socket (tests, sandbox).
+    pub fn for_socket(socket: impl Into<PathBuf>, user: &str) -> ConnArgs {
+        ConnArgs {
+            socket: Some(socket.into()),
+            user: Some(user.to_string()),
+            no_defaults: true,
+            ..Default::default()
+        }
+    }
+
+    /// Merge command line, option files and environment into a spec.
+    pub fn resolve(&self, host: &Host) -> Result<ConnSpec> {
+        let files = if self.no_defaults {
+            optfile::Options::default()
+        } else {
+            optfile::Options::load_chain(
+                host,
+                self.defaults_file.as_deref(),
+                self.defaults_extra_file.as_deref(),
+            )?
+        };
+        let (password, password_source) = match &self.password {
+            Some(p) if p.expose() == PROMPT_MARK => {
+                let pw = rpassword::prompt_password("Enter password: ").map_err(|e| {
+                    Fix::new(
+                        format!("cannot read the password from the terminal: {e}"),
+                        "put it in ~/.my.cnf [client] password=…, or use --defaults-file",
+                    )
+                })?;
+                (Some(Secret(pw)), PasswordSource::Prompt)
+            }
+            Some(p) => {
+                crate::output::warn(
+                    "Using a password on the command line interface can be insecure.",
+                );
+                (Some(p.clone()), PasswordSource::CommandLine)
+            }
+            None => match files.get("password") {
+                Some(p) => (Some(Secret(p.to_string())), PasswordSource::OptionFile),
+                None => match std::env::var("MYSQL_PWD") {
+                    Ok(p) => (Some(Secret(p)), PasswordSource::Env),
+                    Err(_) => (None, PasswordSource::None),
+                },
+            },
+        };
+        let host_name = self
+            .host
+            .clone()
+            .or_else(|| files.get("host").map(str::to_string));
+        let port = match self.port {
+            Some(p) => Some(p),
+            None => match files.get("port") {
+                Some(p) => Some(p.parse::<u16>().map_err(|_| {
+                    Fix::new(
+                        format!("option file port={p:?} is not a port number"),
+                        "fix the port= line in your option file",
+                    )
+                })?),
+                None => None,
+            },
+        };
+        let socket = self
+            .socket
+            .clone()
+            .or_else(|| files.get("socket").map(PathBuf::from));
+        // The mysql client's rule: "localhost" (or no host) means the socket,
+        // unless only a port was given on the command line, which means TCP
+        // on the loopback (MariaDB ≥ 10.6.1 behaves the same).
+        let use_socket = match host_name.as_deref() {
+            Some("localhost") => true,
+            Some(_) => false,
+            None => self.port.is_none() || self.socket.is_some(),
+        };
+        let user = self
+            .user
+            .clone()
+            .or_else(|| files.get("user").map(str::to_string))
+            .or_else(login_name)
+            .unwrap_or_else(|| "root".to_string());
+        Ok(ConnSpec {
+            socket: if use_socket {
+                Some(socket.unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET)))
+            } else {
+                None
+            },
+            host: match host_name {
+                Some(h) if h != "localhost" => h,
+                _ => "127.0.0.1".to_string(),
+            },
+            port: port.unwrap_or(3306),
+            user,
+            password,
+            password_source,
+            db: files.get("database").map(str::to_string),
+        })
+    }
+}
+
+impl ConnSpec {
+    /// A spec for a local socket with no password (sandbox root).
+    pub fn socket(socket: impl Into<PathBuf>, user: &str) -> ConnSpec {
+        ConnSpec {
+            socket: Some(socket.into()),
+            host: "127.0.0.1".into(),
+            port: 3306,
+            user: user.into(),
+            password: None,
+            password_source: PasswordSource::None,
+            db: None,
+        }
+    }
+
+    pub fn with_db(mut self, db: Option<&str>) -> ConnSpec {
+        self.db = db.map(str::to_string);
+        self
+    }
+
+    pub fn endpoint(&self) -> Endpoint {
+        Endpoint {
+            socket: self.socket.as_ref().map(|s| s.display().to_string()),
+            host: self.socket.is_none().then(|| self.host.clone()),
+            port: self.socket.is_none().then_some(self.port),
+            user: self.user.clone(),
+            password_source: self.password_source,
+        }
+    }
+
+    /// Where we connect, for error messages (no password).
+    pub fn describe(&self) -> String {
+        match &self.socket {
+            Some(s) => format!("socket {} as {}", s.display(), self.user),
+            None => format!("{}:{} as {}", self.host, self.port, self.user),
+        }
+    }
+
+    fn opts(&self) -> mysql::Opts {
+        let mut b = mysql::OptsBuilder::new()
+            .user(Some(&self.user))
+            .pass(self.password.as_ref().map(|p| p.expose().to_string()))
+            .db_name(self.db.clone())
+            // We decide socket vs TCP ourselves, like the mysql client;
+            // the crate would otherwise silently switch TCP to the socket.
+            .prefer_socket(false)
+            .tcp_connect_timeout(Some(Duration::from_secs(10)))
+            .stmt_cache_size(Some(0));
+        b = match &self.socket {
+            Some(s) => b.socket(Some(s.display().to_string())),
+            None => b.ip_or_hostname(Some(&self.host)).tcp_port(self.port),
+        };
+        b.into()
+    }
+
+    /// Open one connection; the error names the fix.
+    pub fn connect(&self) -> Result<mysql::Conn> {
+        mysql::Conn::new(self.opts()).map_err(|e| {
+            let how = match &e {
+                mysql::Error::MySqlError(me) if me.code == 1045 || me.code == 1698 => {
+                    "check --user and the password (~/.my.cnf [client], --defaults-file, MYSQL_PWD or --password)"
+                }
+                mysql::Error::MySqlError(me) if me.code == 1049 => {
+                    "create the database first (innotune oltp … prepare creates it) or pass --db"
+                }
+                _ => "start the server, or point --socket / --host and --port at it",
+            };
+            Fix::new(
+                format!("cannot connect to MySQL at {}: {}", self.describe(), one_line(&e)),
+                how,
+            )
+            .into()
+        })
+    }
+}
+
+/// A driver error on one line; server errors as the mysql client prints them.
+pub fn one_line(e: &mysql::Error) -> String {
+    let s = match e {
+        mysql::Error::MySqlError(me) => {
+            return format!("ERROR {} ({}): {}", me.code, me.state, me.message)
+        }
+        mysql::Error::DriverError(d) => d.to_string(),
+        mysql::Error::IoError(io) => io.to_string(),
+        other => other.to_string(),
+    };
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Server flavour and version, from `SELECT VERSION()`.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ServerVersion {
+    /// The raw VERSION() string, e.g. `10.11.19-MariaDB-0+deb12u1`.
+    pub raw: String,
+    /// `mariadb` or `mysql`.
+    pub flavor: String,
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl ServerVersion {
+    pub fn parse(raw: &str) -> ServerVersion {
+        let flavor = if raw.to_ascii_lowercase().contains("mariadb") {
+            "mariadb"
+        } else {
+            "mysql"
+        };
+        // MariaDB 10.x once reported "5.5.5-10.x.y-MariaDB" on the wire; VERSION() does not, but be safe.
+        let s = raw.strip_prefix("5.5.5-").unwrap_or(raw);
+        let nums: Vec<u32> = s
+            .split(|c: char| !c.is_ascii_digit())
+            .take(3)
+            .map(|n| n.parse().unwrap_or(0))
+            .collect();
+        ServerVersion {
+            raw: raw.to_string(),
+            flavor: flavor.to_string(),
+            major: nums.first().copied().unwrap_or(0),
+            minor: nums.get(1).copied().unwrap_or(0),
+            patch: nums.get(2).copied().unwrap_or(0),
+        }
+    }
+
+    pub fn is_mariadb(&self) -> bool {
+        self.flavor == "mariadb"
+    }
+}
+
+/// Ask the server who it is.
+pub fn server_version(conn: &mut mysql::Conn) -> Result<ServerVersion> {
+    use mysql::prelude::Queryable;
+    let v: Option<String> = conn
+        .query_first("SELECT VERSION()")
+        .context("SELECT VERSION()")?;
+    Ok(ServerVersion::parse(&v.unwrap_or_default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_never_debugs() {
+        let a = ConnArgs {
+            password: Some(Secret::new("hunter2")),
+            ..Default::default()
+        };
+        let s = format!("{a:?}");
+        assert!(!s.contains("hunter2"), "{s}");
+        assert!(s.contains("<redacted>"));
+    }
+
+    #[test]
+    fn versions() {
+        let v = ServerVersion::parse("10.11.19-MariaDB-0+deb12u1");
+        assert_eq!(
+            (v.flavor.as_str(), v.major, v.minor, v.patch),
+            ("mariadb", 10, 11, 19)
+        );
+        let v = ServerVersion::parse("8.0.36-0ubuntu0.22.04.1");
+        assert_eq!(
+            (v.flavor.as_str(), v.major, v.minor, v.patch),
+            ("mysql", 8, 0, 36)
+        );
+        let v = ServerVersion::parse("5.7.44-log");
+        assert_eq!((v.major, v.minor), (5, 7));
+    }
+
+    #[test]
+    fn localhost_means_socket_and_port_alone_means_tcp() {
+        let h = Host::live();
+        let a = ConnArgs {
+            no_defaults: true,
+            host: Some("localhost".into()),
+            ..Default::default()
+        };
+        assert!(a.resolve(&h).unwrap().socket.is_some());
+        let a = ConnArgs {
+            no_defaults: true,
+            port: Some(3307),
+            ..Default::default()
+        };
+        let s = a.resolve(&h).unwrap();
+        assert!(s.socket.is_none());
+        assert_eq!((s.host.as_str(), s.port), ("127.0.0.1", 3307));
+    }
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# innotune oltp vs sysbench 1.0.20 on one throwaway sandbox, same tables,
+# threads and time, alternating runs (the order flips every round).
+# Targets (issue 5): identical read/write/other per transaction; QPS ratio
+# innotune/sysbench >= 1 at 8 and 32 threads; client CPU time per query
+# <= sysbench's (user+sys of each client process, from wait4 rusage).
+#
+# Usage: bench/sysbench-compare.sh [ROUNDS] [SECONDS] [TABLES] [TABLE_SIZE]
+# Env: INNOTUNE (default target/release/innotune), WORKLOAD (oltp_read_write).
+set -euo pipefail
+ROUNDS=${1:-3}
+SECS=${2:-10}
+TABLES=${3:-4}
+SIZE=${4:-50000}
+WORKLOAD=${WORKLOAD:-oltp_read_write}
+HERE=$(cd "$(dirname "$0")" && pwd)
+INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$HERE/../target}/release/innotune}
+command -v sysbench >/dev/null || { echo "sysbench not installed" >&2; exit 2; }
+[ -x "$INNOTUNE" ] || { echo "build first: cargo build --release ($INNOTUNE)" >&2; exit 2; }
+
+PARENT=$(mktemp -d /tmp/itbench.XXXXXX)
+DIR=$PARENT/sb
+cleanup() { "$INNOTUNE" sandbox stop --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$PARENT"; }
+trap cleanup EXIT INT TERM
+"$INNOTUNE" sandbox start --dir "$DIR" >/dev/null
+SOCK=$DIR/mysql.sock
+"$INNOTUNE" oltp "$WORKLOAD" prepare --socket "$SOCK" -u root --no-defaults \
+  --tables "$TABLES" --table-size "$SIZE" --threads 2 >/dev/null
+
+python3 - "$INNOTUNE" "$SOCK" "$ROUNDS" "$SECS" "$TABLES" "$SIZE" "$WORKLOAD" "$HERE/RESULTS.md" <<'PY'
+import json, os, re, statistics, subprocess, sys, time
+inno, sock, rounds, secs, tables, size, wl, results = sys.argv[1:]
+rounds, secs = int(rounds), int(secs)
+common = [f"--tables={tables}", f"--table-size={size}"]
+
+def run(cmd):
+    """Run a client, return (stdout, cpu seconds of that process)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = p.stdout.read().decode()
+    err = p.stderr.read().decode()
+    _, status, ru = os.wait4(p.pid, 0)
+    if status != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{err}")
+    return out, ru.ru_utime + ru.ru_stime
+
+def field(text, label):
+    for l in text.splitlines():
+        s = l.strip()
+        if s.startswith(label):
+            return s[len(label):].split()[0]
+    raise SystemExit(f"no {label} in output")
+
+def parse(text):
+    r, w, o = (int(field(text, k)) for k in ("read:", "write:", "other:"))
+    trx = int(field(text, "transactions:"))
+    t = float(field(text, "total time:").rstrip("s"))
+    return dict(read=r, write=w, other=o, trx=trx, qps=(r + w + o) / t, queries=r + w + o)
+
+def innotune(threads, extra):
+    return run([inno, "oltp", wl, "run", "--socket", sock, "-u", "root", "--no-defaults",
+                f"--threads={threads}"] + common + extra)
+
+def sysbench(threads, extra):
+    return run(["sysbench", wl, f"--mysql-socket={sock}", "--mysql-user=root",
+                f"--threads={threads}"] + common + extra + ["run"])
+
+# 1. Per-transaction counts with a fixed event count, one thread (no deadlocks).
+ev = ["--events=2000", "--time=0"]
+a, _ = innotune(1, ev); b, _ = sysbench(1, ev)
+ca, cb = parse(a), parse(b)
+same = all(ca[k] == cb[k] for k in ("read", "write", "other", "trx"))
+per_trx = f"{ca['read']/ca['trx']:.0f}/{ca['write']/ca['trx']:.0f}/{ca['other']/ca['trx']:.0f}"
+
+# 2. Timed runs, alternating.
+rows = []
+for threads in (8, 32):
+    q = {"innotune": [], "sysbench": []}
+    cpu = {"innotune": [], "sysbench": []}
+    for rnd in range(rounds):
+        order = [("innotune", innotune), ("sysbench", sysbench)]
+        if rnd % 2:
+            order.reverse()
+        for name, fn in order:
+            out, c = fn(threads, [f"--time={secs}"])
+            p = parse(out)
+            q[name].append(p["qps"])
+            cpu[name].append(c / p["queries"] * 1e6)
+            print(f"threads {threads} round {rnd+1} {name:8s} qps {p['qps']:9.1f} cpu/query {cpu[name][-1]:6.2f} us", file=sys.stderr)
+    m = {k: statistics.median(v) for k, v in q.items()}
+    c = {k: statistics.median(v) for k, v in cpu.items()}
+    rows.append((threads, m["innotune"], m["sysbench"], m["innotune"] / m["sysbench"],
+                 c["innotune"], c["sysbench"], c["innotune"] / c["sysbench"]))
+
+load = open("/proc/loadavg").read().split()[0]
+stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+lines = [f"\n## innotune oltp vs sysbench 1.0.20 — {wl} ({stamp})\n",
+         f"Command: `bench/sysbench-compare.sh {rounds} {secs} {tables} {size}` (WORKLOAD={wl}); "
+         f"one sandbox ({sock.rsplit('/',2)[0]}), {tables}×{size} rows, {rounds} alternating rounds of {secs}s, medians. "
+         f"Load average at the end: {load} ({os.cpu_count()} CPUs).\n",
+         f"- Per transaction (2000 events, 1 thread): innotune r/w/o {per_trx}; "
+         f"identical totals to sysbench: **{'yes' if same else 'NO'}** "
+         f"(innotune {ca['read']}/{ca['write']}/{ca['other']}, sysbench {cb['read']}/{cb['write']}/{cb['other']})\n",
+         "\n| threads | innotune QPS | sysbench QPS | QPS ratio (target ≥ 1) | innotune CPU µs/query | sysbench CPU µs/query | CPU ratio (target ≤ 1) |\n",
+         "|---:|---:|---:|---:|---:|---:|---:|\n"]
+for t, qi, qs, qr, ci, cs, cr in rows:
+    lines.append(f"| {t} | {qi:.0f} | {qs:.0f} | {qr:.3f} | {ci:.2f} | {cs:.2f} | {cr:.3f} |\n")
+text = "".join(lines)
+with open(results, "a") as f:
+    f.write(text)
+print(text)
+PY

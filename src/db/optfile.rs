@@ -1,0 +1,250 @@
+//! MySQL option files (`my.cnf`): groups, `key = value`, quotes, comments,
+//! `!include` and `!includedir`. Hand-written because no crate follows
+//! MySQL's rules (`-`/`_` interchangeable in keys, `!include*` directives,
+//! `.cnf`-only includedir); INI crates get these wrong.
+
+use crate::error::Fix;
+use crate::host::Host;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The groups innotune reads (see the module docs of `db` for why).
+pub const GROUPS: &[&str] = &["client", "client-server", "innotune"];
+
+/// Options gathered from files; later files override earlier ones.
+#[derive(Default)]
+pub struct Options {
+    values: BTreeMap<String, String>,
+    /// Files actually read, in order (for diagnostics).
+    pub files: Vec<PathBuf>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Values may hold a password: list keys only.
+        f.debug_struct("Options")
+            .field("keys", &self.values.keys().collect::<Vec<_>>())
+            .field("files", &self.files)
+            .finish()
+    }
+}
+
+fn norm_key(k: &str) -> String {
+    k.trim().replace('-', "_").to_ascii_lowercase()
+}
+
+impl Options {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(&norm_key(key)).map(String::as_str)
+    }
+
+    /// The default chain, or only `defaults_file` when given.
+    pub fn load_chain(
+        host: &Host,
+        defaults_file: Option<&Path>,
+        extra: Option<&Path>,
+    ) -> Result<Options> {
+        let mut o = Options::default();
+        if let Some(f) = defaults_file {
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                Fix::new(
+                    format!("cannot read --defaults-file {}: {e}", f.display()),
+                    "pass an existing, readable option file",
+                )
+            })?;
+            o.parse_text(host, &text, f, 0)?;
+            return Ok(o);
+        }
+        for g in ["/etc/my.cnf", "/etc/mysql/my.cnf"] {
+            o.read_host_file(host, Path::new(g), 0)?;
+        }
+        if let Some(f) = extra {
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                Fix::new(
+                    format!("cannot read --defaults-extra-file {}: {e}", f.display()),
+                    "pass an existing, readable option file",
+                )
+            })?;
+            o.parse_text(host, &text, f, 0)?;
+        }
+        if let Some(home) = std::env::var_os("HOME") {
+            let p = PathBuf::from(home).join(".my.cnf");
+            // ~/.my.cnf is the user's, not the host's: read it directly
+            // (also under --root, which replays /sys, /proc and /etc only).
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                o.parse_text(host, &text, &p, 0)?;
+            }
+        }
+        Ok(o)
+    }
+
+    /// A host file (under /etc): through the rooted reader; absent is fine.
+    fn read_host_file(&mut self, host: &Host, p: &Path, depth: u32) -> Result<()> {
+        if let Ok(text) = host.read(p) {
+            self.parse_text(host, &text, p, depth)?;
+        }
+        Ok(())
+    }
+
+    fn include(&mut self, host: &Host, p: &Path, depth: u32) -> Result<()> {
+        if p.starts_with("/etc") {
+            self.read_host_file(host, p, depth)
+        } else if let Ok(text) = std::fs::read_to_string(p) {
+            self.parse_text(host, &text, p, depth)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Parse one file's text, following includes (max depth 10, as MySQL).
+    pub fn parse_text(&mut self, host: &Host, text: &str, origin: &Path, depth: u32) -> Result<()> {
+        if depth > 10 {
+            anyhow::bail!(Fix::new(
+                format!(
+                    "option files include each other too deeply at {}",
+                    origin.display()
+                ),
+                "remove the !include loop"
+            ));
+        }
+        self.files.push(origin.to_path_buf());
+        let mut in_group = false;
+        for raw in text.lines() {
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix("!includedir") {
+                let dir = PathBuf::from(rest.trim());
+                let mut names: Vec<String> = if dir.starts_with("/etc") {
+                    host.list(&dir).unwrap_or_default()
+                } else {
+                    std::fs::read_dir(&dir)
+                        .map(|rd| {
+                            rd.filter_map(|e| e.ok())
+                                .map(|e| e.file_name().to_string_lossy().into_owned())
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                };
+                names.sort();
+                for n in names {
+                    if n.ends_with(".cnf") {
+                        self.include(host, &dir.join(n), depth + 1)?;
+                    }
+                }
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix("!include") {
+                let p = PathBuf::from(rest.trim());
+                self.include(host, &p, depth + 1)?;
+                continue;
+            }
+            if line.starts_with('[') {
+                let name = line.trim_start_matches('[').split(']').next().unwrap_or("");
+                in_group = GROUPS.contains(&name.trim().to_ascii_lowercase().as_str());
+                continue;
+            }
+            if !in_group {
+                continue;
+            }
+            let (k, v) = match line.split_once('=') {
+                Some((k, v)) => (k, unquote(v.trim())),
+                None => (line, String::new()),
+            };
+            let k = norm_key(k);
+            // MySQL accepts prefixes such as `loose-`.
+            let k = k.strip_prefix("loose_").unwrap_or(&k).to_string();
+            self.values.insert(k, v);
+        }
+        Ok(())
+    }
+}
+
+/// Value rules: quoted strings keep `#` and handle `\` escapes; unquoted
+/// values end at a ` #` comment.
+fn unquote(v: &str) -> String {
+    let b = v.as_bytes();
+    if b.len() >= 2 && (b[0] == b'"' || b[0] == b'\'') {
+        let q = b[0] as char;
+        let mut out = String::new();
+        let mut it = v[1..].chars();
+        while let Some(c) = it.next() {
+            if c == q {
+                break;
+            }
+            if c == '\\' {
+                match it.next() {
+                    Some('n') => out.push('\n'),
+                    Some('t') => out.push('\t'),
+                    Some('s') => out.push(' '),
+                    Some(o) => out.push(o),
+                    None => {}
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        return out;
+    }
+    match v.find(" #").or_else(|| v.find("\t#")) {
+        Some(i) => v[..i].trim_end().to_string(),
+        None => v.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_quotes_includes() {
+        let dir = tempfile::tempdir().unwrap();
+        let inc = dir.path().join("conf.d");
+        std::fs::create_dir(&inc).unwrap();
+        std::fs::write(inc.join("a.cnf"), "[client]\nport=3310\n").unwrap();
+        std::fs::write(inc.join("b.txt"), "[client]\nport=9999\n").unwrap();
+        let main = format!(
+            "# comment\n[mysqld]\nport=1\n[client]\nuser = app # who\npassword=\"p#ss\\\"w\"\nloose-default-character-set=utf8\n[mysql]\npager=less\n!includedir {}\n",
+            inc.display()
+        );
+        let mut o = Options::default();
+        o.parse_text(&Host::live(), &main, Path::new("x"), 0)
+            .unwrap();
+        assert_eq!(o.get("user"), Some("app"));
+        assert_eq!(o.get("password"), Some("p#ss\"w"));
+        assert_eq!(o.get("port"), Some("3310"));
+        assert_eq!(o.get("default_character_set"), Some("utf8"));
+        assert_eq!(o.get("pager"), None);
+        assert!(!format!("{o:?}").contains("p#ss"));
+    }
+
+    #[test]
+    fn etc_chain_through_rooted_host_with_includedir() {
+        let root = tempfile::tempdir().unwrap();
+        let etc = root.path().join("etc/mysql");
+        std::fs::create_dir_all(etc.join("conf.d")).unwrap();
+        std::fs::write(
+            etc.join("my.cnf"),
+            "[client-server]\nsocket = /run/x.sock\n!includedir /etc/mysql/conf.d/\n",
+        )
+        .unwrap();
+        std::fs::write(
+            etc.join("conf.d/50-client.cnf"),
+            "[client]\nuser = fromconfd\n",
+        )
+        .unwrap();
+        let extra = root.path().join("extra.cnf");
+        std::fs::write(&extra, "[client]\nport = 3399\n").unwrap();
+        let host = Host::with_root(root.path());
+        let o = Options::load_chain(&host, None, Some(&extra)).unwrap();
+        assert_eq!(o.get("socket"), Some("/run/x.sock"));
+        assert_eq!(o.get("user"), Some("fromconfd"));
+        assert_eq!(o.get("port"), Some("3399"));
+        // --defaults-file replaces the chain.
+        let o = Options::load_chain(&host, Some(&extra), None).unwrap();
+        assert_eq!(o.get("socket"), None);
+        assert!(Options::load_chain(&host, Some(&root.path().join("missing")), None).is_err());
+    }
+}
