@@ -17,7 +17,8 @@ pub fn server() -> TestServer {
         .prefix("itsb")
         .tempdir_in("/tmp")
         .unwrap();
-    let sb = Sandbox::start(SandboxOpts::new(parent.path().join("sb"))).expect("sandbox starts");
+    let sb = Sandbox::start(SandboxOpts::new(parent.path().join("sb")))
+        .unwrap_or_else(|e| panic!("sandbox start failed: {e:#}"));
     TestServer { sb, parent }
 }
 
