@@ -390,7 +390,7 @@ pub fn verify(page: &[u8], page_no: u32, layout: &Layout, mode: Mode, hint: &mut
             computed: 0,
         });
     }
-    if layout.space_id == 0 && !layout.full_crc32 {
+    if layout.space_id == 0 {
         let e = layout.extent_pages();
         if page_no >= e && page_no < 3 * e {
             return Verdict::Skipped(Skip::Doublewrite);
@@ -403,14 +403,17 @@ pub fn verify(page: &[u8], page_no: u32, layout: &Layout, mode: Mode, hint: &mut
     } else {
         verify_classic(page, page_no, layout, mode, hint)
     };
+    // full_crc32 page_compressed pages compress everything after the page
+    // type, so only the page number is in clear.
+    let fcrc32_compressed = layout.full_crc32 && u16_at(page, 24) & 0x8000 != 0;
     match v {
-        Verdict::Valid(_) => identity(page, page_no, layout).unwrap_or(v),
+        Verdict::Valid(_) => identity(page, page_no, layout, fcrc32_compressed).unwrap_or(v),
         other => other,
     }
 }
 
 /// Page number and space id, once the checksum holds.
-fn identity(page: &[u8], page_no: u32, layout: &Layout) -> Option<Verdict> {
+fn identity(page: &[u8], page_no: u32, layout: &Layout, no_space_id: bool) -> Option<Verdict> {
     let stored_no = u32_at(page, 4);
     if stored_no != page_no {
         return Some(Verdict::Bad(Failure {
@@ -421,7 +424,7 @@ fn identity(page: &[u8], page_no: u32, layout: &Layout) -> Option<Verdict> {
         }));
     }
     let space = u32_at(page, 34);
-    if space != layout.space_id {
+    if !no_space_id && space != layout.space_id {
         return Some(Verdict::Bad(Failure {
             check: Check::SpaceId,
             algorithm: None,
