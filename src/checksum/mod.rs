@@ -114,6 +114,7 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         fr.skipped.doublewrite = c.doublewrite;
         fr.skipped.encrypted = c.encrypted;
         fr.skipped.page_compressed = c.page_compressed;
+        fr.skipped.free = c.free;
         fr.bad = c.bad;
         fr.live_server = targets[i].live || lock_refused[i];
         fr.recovered_on_reread = c.recovered_on_reread;
@@ -137,7 +138,7 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         totals.pages_checked += c.checked;
         totals.valid += c.valid.iter().sum::<u64>();
         totals.empty += c.empty;
-        totals.skipped += c.doublewrite + c.encrypted + c.page_compressed;
+        totals.skipped += c.doublewrite + c.encrypted + c.page_compressed + c.free;
         totals.bad += c.bad;
     }
     let not_listed = raw_bad.len().saturating_sub(report::MAX_LISTED_BAD) as u64;

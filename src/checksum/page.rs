@@ -140,6 +140,10 @@ pub enum Skip {
     /// MariaDB classic page_compressed or MySQL transparent page compression:
     /// no checksum over the stored bytes.
     PageCompressed,
+    /// Failed, but the extent descriptor marks the page free: InnoDB no
+    /// longer reads it (MariaDB does not even write freed pages), so its
+    /// stale bytes are not corruption. innochecksum skips these too.
+    Free,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -283,6 +287,26 @@ impl Layout {
         } else {
             "classic"
         }
+    }
+}
+
+/// Start of the extent descriptor array on an FSP_HDR/XDES page
+/// (`XDES_ARR_OFFSET` = FIL header 38 + FSP header 112).
+const XDES_ARR_OFFSET: usize = 150;
+/// `XDES_BITMAP`: id (8) + list node (12) + state (4).
+const XDES_BITMAP: usize = 24;
+
+/// Is `page_no` marked free in the descriptor page `xdes` that covers it
+/// (page `page_no - page_no % physical`)? The caller verifies `xdes` first.
+pub fn xdes_is_free(xdes: &[u8], page_no: u64, layout: &Layout) -> bool {
+    let ext = layout.extent_pages() as u64;
+    let xdes_size = XDES_BITMAP + (ext as usize * 2).div_ceil(8);
+    let idx = ((page_no % layout.physical as u64) / ext) as usize;
+    let bit = 2 * (page_no % ext) as usize; // XDES_FREE_BIT = 0
+    let off = XDES_ARR_OFFSET + idx * xdes_size + XDES_BITMAP + bit / 8;
+    match xdes.get(off) {
+        Some(b) => (b >> (bit % 8)) & 1 == 1,
+        None => false,
     }
 }
 

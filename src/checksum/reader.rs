@@ -59,6 +59,7 @@ pub struct Counts {
     pub doublewrite: u64,
     pub encrypted: u64,
     pub page_compressed: u64,
+    pub free: u64,
     pub bad: u64,
     pub types: [u64; page::TYPE_SLOTS],
     /// Mismatches that went away on re-read (live server).
@@ -75,6 +76,7 @@ impl Counts {
         self.doublewrite += o.doublewrite;
         self.encrypted += o.encrypted;
         self.page_compressed += o.page_compressed;
+        self.free += o.free;
         self.bad += o.bad;
         for i in 0..page::TYPE_SLOTS {
             self.types[i] += o.types[i];
@@ -371,6 +373,7 @@ fn check(
     let mut files: Vec<(usize, Arc<File>)> = Vec::new();
     let mut hint = Hint::default();
     let mut reread_buf: Option<AlignedBuf> = None;
+    let mut xdes_cache: Option<XdesCache> = None;
     let slot = |out: &mut Vec<(usize, ShardResult)>, si: usize| -> usize {
         match out.iter().position(|(s, _)| *s == si) {
             Some(i) => i,
@@ -438,6 +441,17 @@ fn check(
                             }
                         }
                     }
+                    if matches!(v, Verdict::Bad(_)) {
+                        let f = files
+                            .iter()
+                            .find(|(s, _)| *s == shard)
+                            .map(|(_, f)| f.clone());
+                        if let Some(f) = f {
+                            if page_is_free(&f, no, t, opts.mode, &mut xdes_cache, shard) {
+                                v = Verdict::Skipped(page::Skip::Free);
+                            }
+                        }
+                    }
                     r.counts.checked += 1;
                     let ptype = page::u16_at(pg, 24);
                     r.counts.types[page::type_slot(ptype, t.layout.full_crc32)] += 1;
@@ -449,6 +463,7 @@ fn check(
                         Verdict::Skipped(page::Skip::PageCompressed) => {
                             r.counts.page_compressed += 1
                         }
+                        Verdict::Skipped(page::Skip::Free) => r.counts.free += 1,
                         Verdict::Bad(failure) => {
                             r.counts.bad += 1;
                             r.bad.push(RawBad {
@@ -467,6 +482,44 @@ fn check(
         }
     }
     out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The last descriptor page read: (shard, page number, its bytes if valid).
+type XdesCache = (usize, u64, Option<Vec<u8>>);
+
+/// Only asked for pages that failed, so the hot path never touches
+/// descriptors; one small read per failing 256 MiB span at most.
+fn page_is_free(
+    f: &File,
+    no: u64,
+    t: &Target,
+    mode: Mode,
+    cache: &mut Option<XdesCache>,
+    shard: usize,
+) -> bool {
+    let ps = t.layout.physical as u64;
+    let xno = no - no % ps;
+    if xno == no {
+        return false; // a descriptor page is never free
+    }
+    let fresh = !matches!(cache, Some((s, x, _)) if *s == shard && *x == xno);
+    if fresh {
+        // Same fd (closing another would drop our fcntl lock), aligned
+        // buffer (it may be O_DIRECT); descriptor pages sit at aligned offsets.
+        let mut ab = AlignedBuf::new(ps as usize);
+        let ok = matches!(read_full(f, ab.as_mut_slice(), xno * ps), Ok(n) if n >= ps as usize);
+        let buf = ab.as_slice()[..ps as usize].to_vec();
+        let valid = ok
+            && matches!(
+                page::verify(&buf, xno as u32, &t.layout, mode, &mut Hint::default()),
+                Verdict::Valid(_)
+            );
+        *cache = Some((shard, xno, valid.then_some(buf)));
+    }
+    match cache {
+        Some((_, _, Some(x))) => page::xdes_is_free(x, no, &t.layout),
+        _ => false,
+    }
 }
 
 /// Re-read a mismatching page of a live file up to [`LIVE_REREADS`] times;

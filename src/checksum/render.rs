@@ -35,7 +35,10 @@ pub fn text(r: &ChecksumReport, out: &mut dyn Write, style: Style) -> io::Result
     for f in &r.files {
         let valid: u64 = f.valid.values().sum();
         let algos: Vec<String> = f.valid.iter().map(|(k, v)| format!("{k}:{v}")).collect();
-        let skipped = f.skipped.doublewrite + f.skipped.encrypted + f.skipped.page_compressed;
+        let skipped = f.skipped.doublewrite
+            + f.skipped.encrypted
+            + f.skipped.page_compressed
+            + f.skipped.free;
         let page = if f.physical_page_size != f.page_size {
             format!("{}K/{}K", f.physical_page_size / 1024, f.page_size / 1024)
         } else {
@@ -82,6 +85,13 @@ pub fn text(r: &ChecksumReport, out: &mut dyn Write, style: Style) -> io::Result
                 out,
                 "{}: {} page_compressed pages carry no verifiable checksum",
                 f.path, f.skipped.page_compressed
+            )?;
+        }
+        if f.skipped.free > 0 {
+            writeln!(
+                out,
+                "{}: {} pages fail but are marked free in their extent descriptor (not corruption)",
+                f.path, f.skipped.free
             )?;
         }
         if let Some(e) = &f.error {

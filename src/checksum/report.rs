@@ -73,6 +73,8 @@ pub struct Skipped {
     pub doublewrite: u64,
     pub encrypted: u64,
     pub page_compressed: u64,
+    /// Pages that failed but are marked free in their extent descriptor.
+    pub free: u64,
 }
 
 #[derive(Debug, Serialize, Clone)]
