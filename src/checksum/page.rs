@@ -644,6 +644,35 @@ fn verify_zip(page: &[u8], page_no: u32, layout: &Layout, mode: Mode, hint: &mut
     try_algos(page, zip_allowed(mode), hint)
 }
 
+/// The fuzz entry point (cargo-fuzz target `page` and the stable
+/// `tests/checksum_fuzz.rs`): read a layout from the input as if it were
+/// page 0, then verify every page-sized slice under every mode, and the
+/// descriptor lookup. Arbitrary bytes must never panic.
+pub fn fuzz_one(data: &[u8]) {
+    let Ok(mut layout) = Layout::from_page0(data) else {
+        return;
+    };
+    if data.len() >= layout.physical {
+        layout.detect_encryption(&data[..layout.physical]);
+    }
+    let mut hint = Hint::default();
+    for (i, pg) in data.chunks(layout.physical).enumerate() {
+        for mode in [
+            Mode::Auto,
+            Mode::Crc32,
+            Mode::Innodb,
+            Mode::None,
+            Mode::FullCrc32,
+        ] {
+            let _ = verify(pg, i as u32, &layout, mode, &mut hint);
+        }
+        let _ = xdes_is_free(pg, i as u64 * 7 + 1, &layout);
+        if pg.len() >= 26 {
+            let _ = page_type_name(u16_at(pg, 24), layout.full_crc32);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
