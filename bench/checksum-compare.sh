@@ -46,17 +46,20 @@ make_datadir() { # algo dir
     local common=(--no-defaults --datadir="$d" --user=root --innodb-checksum-algorithm="$algo"
                   --innodb-log-file-size=256M --innodb-buffer-pool-size=1G)
     mariadb-install-db "${common[@]}" --auth-root-authentication-method=normal --skip-test-db >"$WORK/install-$algo.log" 2>&1
-    sql="CREATE DATABASE t; USE t;
+    # --bootstrap reads one statement per line.
+    sql="CREATE DATABASE t;
+USE t;
 CREATE TABLE big (id INT PRIMARY KEY, v VARCHAR(1000), n INT) ENGINE=InnoDB;"
     local i=0
     while [ $i -lt $rows ]; do
+        local end=$((i + batch < rows ? i + batch : rows))
         sql+="
-INSERT INTO big SELECT seq, REPEAT(CHAR(65 + seq % 26), 900 + seq % 100), seq FROM seq_$((i + 1))_to_$((i + batch));"
-        i=$((i + batch))
+INSERT INTO big SELECT seq, REPEAT(CHAR(65 + seq % 26), 900 + seq % 100), seq FROM seq_$((i + 1))_to_$end;"
+        i=$end
     done
     echo "$sql" | "$MARIADBD" "${common[@]}" --bootstrap --skip-networking --log-error="$WORK/boot-$algo.err" &
     BOOT_PID=$!
-    wait "$BOOT_PID"
+    wait "$BOOT_PID" || { grep -v Note "$WORK/boot-$algo.err" >&2; exit 2; }
     BOOT_PID=
 }
 

@@ -359,18 +359,29 @@ fn live_file_mismatch_is_reread_before_reporting() {
     assert_eq!(bad_pages(&r), vec![(8, "checksum".to_string())]);
     assert!(err.contains("a server is running on this file"), "{err}");
     // The "server" finishes its write during the re-reads: not reported.
-    let writer = {
-        let f = f.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(120));
-            use std::os::unix::fs::FileExt;
-            let w = fs::OpenOptions::new().write(true).open(&f).unwrap();
-            w.write_all_at(&good, 8 * PS as u64).unwrap();
-        })
-    };
-    let (code, r, _) = json(&[f.to_str().unwrap()]);
-    writer.join().unwrap();
-    assert_eq!(code, 0, "{r}");
+    // innotune warns before it scans; the write lands ~60 ms later, inside
+    // the 5 × 50 ms re-read window of the (22-page, instantly read) file.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("innotune"))
+        .args(["--format", "json", "checksum", f.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    use std::io::BufRead;
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("a server is running on this file"), "{line}");
+    std::thread::sleep(std::time::Duration::from_millis(60));
+    {
+        use std::os::unix::fs::FileExt;
+        let w = fs::OpenOptions::new().write(true).open(&f).unwrap();
+        w.write_all_at(&good, 8 * PS as u64).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &r["result"];
+    assert_eq!(out.status.code(), Some(0), "{r}");
     assert_eq!(r["files"][0]["recovered_on_reread"], 1);
     assert_eq!(r["totals"]["bad"], 0);
     drop(lock);

@@ -48,11 +48,21 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
     let mut targets = Vec::with_capacity(files.len());
     let mut reports = Vec::with_capacity(files.len());
     for path in &files {
-        let (layout, pages) = inspect(path)?;
+        let (layout, pages, lock_refused) = inspect(path)?;
         let (first, end) = range.clamp(pages);
-        let live = std::fs::canonicalize(path)
-            .map(|c| live_paths.contains(&c))
-            .unwrap_or(false);
+        let live = lock_refused
+            || std::fs::canonicalize(path)
+                .map(|c| live_paths.contains(&c))
+                .unwrap_or(false);
+        if live {
+            // Said before the scan: the user should know the answer is about a moving target.
+            crate::output::warn(format!(
+                "{}: a server is running on this file; mismatching pages are re-read {} times {} ms apart before being reported",
+                path.display(),
+                reader::LIVE_REREADS,
+                reader::LIVE_REREAD_DELAY.as_millis()
+            ));
+        }
         reports.push(FileReport::new(path.display().to_string(), &layout, pages));
         targets.push(reader::Target {
             path: path.clone(),
@@ -118,14 +128,6 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         fr.bad = c.bad;
         fr.live_server = targets[i].live || lock_refused[i];
         fr.recovered_on_reread = c.recovered_on_reread;
-        if fr.live_server {
-            crate::output::warn(format!(
-                "{}: a server is running on this file; mismatching pages are re-read {} times {} ms apart before being reported",
-                fr.path,
-                reader::LIVE_REREADS,
-                reader::LIVE_REREAD_DELAY.as_millis()
-            ));
-        }
         if args.page_type_summary {
             let mut m = BTreeMap::new();
             for (slot, n) in c.types.iter().enumerate() {
@@ -193,14 +195,16 @@ fn page_range(args: &cli::ChecksumArgs) -> Result<scan::PageRange> {
 }
 
 /// Geometry and page count of one file, from page 0, with the errors that
-/// make a file unreadable as a tablespace (exit 2) named.
-fn inspect(path: &Path) -> Result<(Layout, u64)> {
+/// make a file unreadable as a tablespace (exit 2) named; and whether a
+/// writer (a server) refused our shared lock.
+fn inspect(path: &Path) -> Result<(Layout, u64, bool)> {
     let (f, _) = reader::open_readonly(path, false).map_err(|e| {
         Fix::new(
             format!("cannot open {}: {e}", path.display()),
             "check the path and that you may read it (run as the mysql user or root)",
         )
     })?;
+    let lock_refused = !reader::shared_lock(&f);
     let size = f.metadata()?.len();
     let mut head = vec![0u8; size.min(65536) as usize];
     f.read_exact_at(&mut head, 0).map_err(|e| {
@@ -229,7 +233,7 @@ fn inspect(path: &Path) -> Result<(Layout, u64)> {
     if head.len() >= layout.physical {
         layout.detect_encryption(&head[..layout.physical]);
     }
-    Ok((layout, size / layout.physical as u64))
+    Ok((layout, size / layout.physical as u64, lock_refused))
 }
 
 /// Files that a running mysqld/mariadbd has open, read from /proc through the
