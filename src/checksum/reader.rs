@@ -223,9 +223,9 @@ impl ChunkBuf {
 
 /// A read-only, pre-faulted mapping of part of a file.
 ///
-/// Why: with a warm page cache `pread` costs a copy of every byte (DRAM read
-/// + write + re-read by the checker), while a mapping lets the checker read
-/// the page cache directly; on this machine the copy, not the CRC (~60 GB/s),
+/// Why: with a warm page cache `pread` costs a copy of every byte (a DRAM
+/// read, a write, and the checker's re-read), while a mapping lets the
+/// checker read the page cache directly; on this machine the copy, not the CRC (~60 GB/s),
 /// bounded warm throughput. Only used without `--direct` and only for files
 /// no server holds (a server truncating an undo tablespace under a mapping
 /// would raise SIGBUS).
