@@ -9,7 +9,9 @@
 //! 1. doublewrite buffer pages of the system tablespace are skipped (they hold
 //!    copies of other pages, with those pages' numbers);
 //! 2. the all-zero rule (a never-written page is valid);
-//! 3. encrypted / page_compressed pages are "not verifiable", never "corrupt";
+//! 3. MySQL-encrypted and classic page_compressed pages are "not verifiable",
+//!    never "corrupt"; MariaDB-encrypted pages are verified through the
+//!    checksum MariaDB keeps of their encrypted bytes;
 //! 4. the LSN low word in the header vs the trailer (a torn write shows here
 //!    first, and it is not covered by the crc32 ranges);
 //! 5. the checksum, in the algorithms `--algorithm` allows;
@@ -68,10 +70,13 @@ pub enum Algo {
     ZipCrc32,
     ZipInnodb,
     ZipNone,
+    /// MariaDB classic encryption: the post-encryption crc32 at offset 30.
+    EncryptedCrc32,
 }
 
 impl Algo {
-    pub const ALL: [Algo; 8] = [
+    pub const COUNT: usize = 9;
+    pub const ALL: [Algo; Algo::COUNT] = [
         Algo::Crc32,
         Algo::Crc32LegacyBe,
         Algo::Innodb,
@@ -80,6 +85,7 @@ impl Algo {
         Algo::ZipCrc32,
         Algo::ZipInnodb,
         Algo::ZipNone,
+        Algo::EncryptedCrc32,
     ];
     pub fn index(self) -> usize {
         self as usize
@@ -94,6 +100,7 @@ impl Algo {
             Algo::ZipCrc32 => "zip_crc32",
             Algo::ZipInnodb => "zip_innodb",
             Algo::ZipNone => "zip_none",
+            Algo::EncryptedCrc32 => "encrypted_crc32",
         }
     }
 }
@@ -427,9 +434,11 @@ pub fn verify(page: &[u8], page_no: u32, layout: &Layout, mode: Mode, hint: &mut
     } else {
         verify_classic(page, page_no, layout, mode, hint)
     };
-    // full_crc32 page_compressed pages compress everything after the page
-    // type, so only the page number is in clear.
-    let fcrc32_compressed = layout.full_crc32 && u16_at(page, 24) & 0x8000 != 0;
+    // full_crc32 page_compressed pages compress, and encrypted ones (key
+    // version at 0) encrypt, the bytes holding the space id; the page
+    // number stays in clear.
+    let fcrc32_compressed =
+        layout.full_crc32 && (u16_at(page, 24) & 0x8000 != 0 || u32_at(page, 0) != 0);
     match v {
         Verdict::Valid(_) => identity(page, page_no, layout, fcrc32_compressed).unwrap_or(v),
         other => other,
@@ -549,6 +558,7 @@ fn accepts(page: &[u8], algo: Algo) -> bool {
         Algo::ZipCrc32 => f1 == algo::zip_crc32(page),
         Algo::ZipInnodb => f1 == algo::zip_adler32(page),
         Algo::ZipNone => f1 == NO_CHECKSUM_MAGIC,
+        Algo::EncryptedCrc32 => u32_at(page, 30) == algo::page_crc32(page),
     }
 }
 
@@ -564,6 +574,7 @@ fn computed(page: &[u8], algo: Algo) -> (u32, u32) {
         Algo::FullCrc32 => (u32_at(page, n - 4), algo::full_crc32(page)),
         Algo::ZipCrc32 => (f1, algo::zip_crc32(page)),
         Algo::ZipInnodb => (f1, algo::zip_adler32(page)),
+        Algo::EncryptedCrc32 => (u32_at(page, 30), algo::page_crc32(page)),
     }
 }
 
@@ -588,17 +599,41 @@ fn try_algos(page: &[u8], allowed: &[Algo], hint: &mut Hint) -> Verdict {
     bad(Check::Checksum, Some(expect), stored, comp)
 }
 
-fn encrypted_or_compressed(page: &[u8], page_no: u32, layout: &Layout) -> Option<Skip> {
+fn encrypted_or_compressed(page: &[u8]) -> Option<Skip> {
     match u16_at(page, 24) {
-        15..=17 | 37401 => return Some(Skip::Encrypted),
-        14 | 34354 => return Some(Skip::PageCompressed),
-        _ => {}
+        15..=17 | 37401 => Some(Skip::Encrypted),
+        14 | 34354 => Some(Skip::PageCompressed),
+        _ => None,
     }
-    // MariaDB classic encryption: key_version at 26 on every page but page 0.
-    if layout.encrypted && page_no != 0 && u32_at(page, 26) != 0 {
-        return Some(Skip::Encrypted);
+}
+
+/// MariaDB classic encryption: key_version at 26 on every page but page 0 of
+/// a space whose page 0 carries crypt data. Such pages cannot be decrypted
+/// here, but MariaDB stores a checksum of the *encrypted* bytes at offset 30
+/// (`fil_space_verify_crypt_checksum`): crc32 over the usual ranges (zip
+/// pages: the zip crc32), so they are verified rather than skipped.
+fn is_mariadb_encrypted(page: &[u8], page_no: u32, layout: &Layout) -> bool {
+    layout.encrypted && page_no != 0 && u32_at(page, 26) != 0
+}
+
+/// The post-encryption checksum check (zip pages: the zip crc32).
+fn verify_encrypted(page: &[u8], zip: bool) -> Verdict {
+    let stored = u32_at(page, 30);
+    let computed = if zip {
+        algo::zip_crc32(page)
+    } else {
+        algo::page_crc32(page)
+    };
+    if stored == computed {
+        Verdict::Valid(Algo::EncryptedCrc32)
+    } else {
+        bad(
+            Check::Checksum,
+            Some(Algo::EncryptedCrc32),
+            stored,
+            computed,
+        )
     }
-    None
 }
 
 fn verify_classic(
@@ -619,13 +654,16 @@ fn verify_classic(
             bad(Check::NotEmpty, None, 0, 0)
         };
     }
-    if let Some(s) = encrypted_or_compressed(page, page_no, layout) {
+    if let Some(s) = encrypted_or_compressed(page) {
         return Verdict::Skipped(s);
     }
     let head = u32_at(page, 20);
     let tail = u32_at(page, n - 4);
     if head != tail && mode != Mode::FullCrc32 {
         return bad(Check::Lsn, None, tail, head);
+    }
+    if is_mariadb_encrypted(page, page_no, layout) {
+        return verify_encrypted(page, false);
     }
     try_algos(page, classic_allowed(mode), hint)
 }
@@ -638,8 +676,11 @@ fn verify_zip(page: &[u8], page_no: u32, layout: &Layout, mode: Mode, hint: &mut
             bad(Check::NotEmpty, None, 0, 0)
         };
     }
-    if let Some(s) = encrypted_or_compressed(page, page_no, layout) {
+    if let Some(s) = encrypted_or_compressed(page) {
         return Verdict::Skipped(s);
+    }
+    if is_mariadb_encrypted(page, page_no, layout) {
+        return verify_encrypted(page, true);
     }
     try_algos(page, zip_allowed(mode), hint)
 }

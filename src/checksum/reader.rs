@@ -54,7 +54,7 @@ pub struct Options {
 #[derive(Debug, Clone, Default)]
 pub struct Counts {
     pub checked: u64,
-    pub valid: [u64; 8],
+    pub valid: [u64; page::Algo::COUNT],
     pub empty: u64,
     pub doublewrite: u64,
     pub encrypted: u64,
@@ -69,7 +69,7 @@ pub struct Counts {
 impl Counts {
     pub fn add(&mut self, o: &Counts) {
         self.checked += o.checked;
-        for i in 0..8 {
+        for i in 0..page::Algo::COUNT {
             self.valid[i] += o.valid[i];
         }
         self.empty += o.empty;
