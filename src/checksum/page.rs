@@ -943,6 +943,62 @@ mod tests {
     }
 
     #[test]
+    fn zip_pages_crc32_adler_none_and_legacy_be() {
+        // 8K compressed pages in a 16K space.
+        let mut p0 = vec![0u8; 8192];
+        p0[54..58].copy_from_slice(&((4u32 << 1) | 1 | (1 << 5)).to_be_bytes());
+        p0[34..38].copy_from_slice(&7u32.to_be_bytes());
+        let l = Layout::from_page0(&p0).unwrap();
+        let mut h = Hint::default();
+        let mut z: Vec<u8> = (0..8192).map(|i| (i * 13 + 1) as u8).collect();
+        z[4..8].copy_from_slice(&3u32.to_be_bytes());
+        z[34..38].copy_from_slice(&7u32.to_be_bytes());
+        let c = algo::zip_crc32(&z);
+        z[0..4].copy_from_slice(&c.to_be_bytes());
+        assert_eq!(
+            verify(&z, 3, &l, Mode::Auto, &mut h),
+            Verdict::Valid(Algo::ZipCrc32)
+        );
+        let a = algo::zip_adler32(&z);
+        z[0..4].copy_from_slice(&a.to_be_bytes());
+        assert_eq!(
+            verify(&z, 3, &l, Mode::Auto, &mut h),
+            Verdict::Valid(Algo::ZipInnodb)
+        );
+        assert!(matches!(
+            verify(&z, 3, &l, Mode::Crc32, &mut h),
+            Verdict::Bad(_)
+        ));
+        z[0..4].copy_from_slice(&NO_CHECKSUM_MAGIC.to_be_bytes());
+        assert_eq!(
+            verify(&z, 3, &l, Mode::Auto, &mut h),
+            Verdict::Valid(Algo::ZipNone)
+        );
+        // No LSN trailer on zip pages: changing the last bytes breaks only the checksum.
+        z[0..4].copy_from_slice(&a.to_be_bytes());
+        z[8191] ^= 1;
+        assert!(matches!(
+            verify(&z, 3, &l, Mode::Auto, &mut h),
+            Verdict::Bad(Failure {
+                check: Check::Checksum,
+                ..
+            })
+        ));
+
+        // A classic page written by a legacy big-endian build.
+        let l16 = layout16();
+        let mut p = make_crc32_page(16384, 4, 7, 5);
+        let be = algo::page_crc32_legacy_be(&p);
+        p[0..4].copy_from_slice(&be.to_be_bytes());
+        p[16376..16380].copy_from_slice(&be.to_be_bytes());
+        let mut h = Hint::default();
+        assert_eq!(
+            verify(&p, 4, &l16, Mode::Crc32, &mut h),
+            Verdict::Valid(Algo::Crc32LegacyBe)
+        );
+    }
+
+    #[test]
     fn wrong_length_is_bad_not_panic() {
         let l = layout16();
         let mut h = Hint::default();
