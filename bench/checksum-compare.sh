@@ -44,7 +44,7 @@ make_datadir() { # algo dir
     [ -f "$d/t/big.ibd" ] && return 0
     rm -rf "$d"
     local common=(--no-defaults --datadir="$d" --user=root --innodb-checksum-algorithm="$algo"
-                  --innodb-log-file-size=256M --innodb-buffer-pool-size=1G)
+                  --innodb-log-file-size=256M --innodb-buffer-pool-size=1G --tmpdir="$WORK")
     mariadb-install-db "${common[@]}" --auth-root-authentication-method=normal --skip-test-db >"$WORK/install-$algo.log" 2>&1
     # --bootstrap reads one statement per line.
     sql="CREATE DATABASE t;

@@ -71,6 +71,8 @@ fn make_datadir(dir: &Path, algo: &str, page_size: usize) -> PathBuf {
         "--plugin-load-add=file_key_management".into(),
         format!("--file-key-management-filename={}", keys.display()),
         format!("--innodb-page-size={page_size}"),
+        // Private temp dir: parallel installs must not share /tmp temp tables.
+        format!("--tmpdir={}", dir.display()),
     ];
     let st = std::process::Command::new("mariadb-install-db")
         .args(&common)
