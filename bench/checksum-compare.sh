@@ -150,7 +150,7 @@ cold() { # file -> "innotune_direct_MBps fio_MBps"
         drop_caches
         bw=$(fio --name=seqread --filename="$f" --readonly --rw=read --bs=4m --direct=1 \
                  --ioengine=psync --output-format=json 2>/dev/null \
-             | python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['read']['bw_bytes']/1e6)")
+             | python3 -c "import json,sys; print(round(json.load(sys.stdin)['jobs'][0]['read']['bw_bytes']/1e6, 1))")
         b+=("$bw")
     done
     echo "$(median "${a[@]}") $(median "${b[@]}")"
