@@ -177,7 +177,7 @@ echo "== threads on innodb" >&2; read -r t1 t2 < <(threads "$F_INNODB")
 MB=$(( $(size_of "$F_CRC") / 1000000 ))
 {
     echo
-    echo "## checksum — $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), ${MB} MB files, median of ${ROUNDS} alternating rounds"
+    echo "## checksum — $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), ${MB} MB files, median of ${ROUNDS} alternating rounds, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
     echo
     echo "| comparison | innotune MB/s | peer MB/s | ratio | target |"
     echo "|---|---|---|---|---|"
