@@ -386,3 +386,37 @@ fn live_file_mismatch_is_reread_before_reporting() {
     assert_eq!(r["totals"]["bad"], 0);
     drop(lock);
 }
+
+/// Server detection through /proc goes through the rooted host reader, so a
+/// fixture tree stands in for a machine where mariadbd holds the file open.
+#[test]
+fn server_holding_the_file_is_detected_from_proc() {
+    let root = tempfile::tempdir().unwrap();
+    let datadir = root.path().join("var/lib/mysql/db");
+    fs::create_dir_all(&datadir).unwrap();
+    let f = copy_to(&datadir, CRC32_FILE);
+    let proc_fd = root.path().join("proc/4242/fd");
+    fs::create_dir_all(&proc_fd).unwrap();
+    fs::write(root.path().join("proc/4242/comm"), "mariadbd\n").unwrap();
+    // The kernel shows host-absolute targets; the host reader re-roots them.
+    std::os::unix::fs::symlink("/var/lib/mysql/db/film.ibd", proc_fd.join("17")).unwrap();
+    let out = bin()
+        .args([
+            "--root",
+            root.path().to_str().unwrap(),
+            "--format",
+            "json",
+            "checksum",
+        ])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"]["files"][0]["live_server"], true);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a server is running on this file"));
+    // Another process name does not count.
+    fs::write(root.path().join("proc/4242/comm"), "cp\n").unwrap();
+    let (_, r, _) = json(&["--root", root.path().to_str().unwrap(), f.to_str().unwrap()]);
+    assert_eq!(r["files"][0]["live_server"], false);
+}
