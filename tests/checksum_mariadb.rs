@@ -73,6 +73,12 @@ fn make_datadir(dir: &Path, algo: &str, page_size: usize) -> PathBuf {
         format!("--innodb-page-size={page_size}"),
         // Private temp dir: parallel installs must not share /tmp temp tables.
         format!("--tmpdir={}", dir.display()),
+        // A two-file system tablespace: ibdata2 continues ibdata1's numbering.
+        format!(
+            "--innodb-data-file-path=ibdata1:{}M;ibdata2:{}M:autoextend",
+            page_size * 1024 / 1_048_576 * 12 / 16,
+            page_size * 1024 / 1_048_576 * 12 / 16
+        ),
     ];
     let st = std::process::Command::new("mariadb-install-db")
         .args(&common)
@@ -227,6 +233,12 @@ fn check_format(algo: &str, expect_valid: &str, page_size: usize) {
         64
     };
     assert_eq!(ibdata["skipped"]["doublewrite"], 2 * extent);
+    let ibdata2 = get("ibdata2");
+    assert!(
+        ibdata2["pages_checked"].as_u64().unwrap() > 0,
+        "{ibdata2:#}"
+    );
+    assert_eq!(ibdata2["bad"], 0);
 
     for name in ["a.ibd", "z.ibd", "pc.ibd", "e.ibd"] {
         if name == "z.ibd" && !zip {

@@ -48,7 +48,16 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
     let mut targets = Vec::with_capacity(files.len());
     let mut reports = Vec::with_capacity(files.len());
     for path in &files {
-        let (layout, pages, lock_refused) = inspect(path)?;
+        let (layout, pages, lock_refused, base) = match system_continuation(path)? {
+            Some((layout, base)) => {
+                let (pages, lock_refused) = inspect_continuation(path, &layout)?;
+                (layout, pages, lock_refused, base)
+            }
+            None => {
+                let (layout, pages, lock_refused) = inspect(path)?;
+                (layout, pages, lock_refused, 0)
+            }
+        };
         let (first, end) = range.clamp(pages);
         let live = lock_refused
             || std::fs::canonicalize(path)
@@ -70,6 +79,7 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
             first,
             end,
             live,
+            base,
         });
     }
     let total: u64 = targets
@@ -234,6 +244,82 @@ fn inspect(path: &Path) -> Result<(Layout, u64, bool)> {
         layout.detect_encryption(&head[..layout.physical]);
     }
     Ok((layout, size / layout.physical as u64, lock_refused))
+}
+
+/// `ibdata2`, `ibdata3`…: later files of a multi-file system tablespace
+/// (`innodb_data_file_path=ibdata1:…;ibdata2:…`). Their first page is not a
+/// page 0 (no flags), and their pages continue ibdata1's numbering, so the
+/// geometry comes from ibdata1 and the numbering from the sizes of the files
+/// before them. Returns (layout, number of this file's first page).
+fn system_continuation(path: &Path) -> Result<Option<(Layout, u64)>> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Some(n) = name
+        .strip_prefix("ibdata")
+        .and_then(|d| d.parse::<u32>().ok())
+    else {
+        return Ok(None);
+    };
+    if n < 2 {
+        return Ok(None);
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let first = dir.join("ibdata1");
+    if !first.exists() {
+        return Err(Fix::new(
+            format!(
+                "{}: continues the system tablespace, but {} is missing",
+                path.display(),
+                first.display()
+            ),
+            "check the whole datadir, or give ibdata1 next to it",
+        )
+        .into());
+    }
+    let (layout, _, _) = inspect(&first)?;
+    let mut base = 0;
+    for k in 1..n {
+        let prev = dir.join(format!("ibdata{k}"));
+        let size = std::fs::metadata(&prev)
+            .map_err(|e| {
+                Fix::new(
+                    format!(
+                        "{}: needs {} to number its pages: {e}",
+                        path.display(),
+                        prev.display()
+                    ),
+                    "check the whole datadir",
+                )
+            })?
+            .len();
+        base += size / layout.physical as u64;
+    }
+    Ok(Some((layout, base)))
+}
+
+fn inspect_continuation(path: &Path, layout: &Layout) -> Result<(u64, bool)> {
+    let (f, _) = reader::open_readonly(path, false).map_err(|e| {
+        Fix::new(
+            format!("cannot open {}: {e}", path.display()),
+            "check the path and that you may read it (run as the mysql user or root)",
+        )
+    })?;
+    let lock_refused = !reader::shared_lock(&f);
+    let size = f.metadata()?.len();
+    if size % layout.physical as u64 != 0 {
+        return Err(Fix::new(
+            format!(
+                "{}: size {size} is not a multiple of its page size {} (truncated or partly copied file)",
+                path.display(),
+                layout.physical
+            ),
+            "restore the file from a backup or re-copy it; the last page is incomplete",
+        )
+        .into());
+    }
+    Ok((size / layout.physical as u64, lock_refused))
 }
 
 /// Files that a running mysqld/mariadbd has open, read from /proc through the

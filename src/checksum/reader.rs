@@ -44,6 +44,10 @@ pub struct Target {
     pub end: u64,
     /// A server has the file open (from /proc); re-read mismatches.
     pub live: bool,
+    /// Page number of this file's first page: 0, except for the second and
+    /// later files of a multi-file system tablespace (ibdata2…), whose pages
+    /// continue the numbering of the files before them.
+    pub base: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -441,7 +445,8 @@ fn check(
                 for k in 0..pages {
                     let pg = &data[k * ps..(k + 1) * ps];
                     let no = first_page + k as u64;
-                    let mut v = page::verify(pg, no as u32, &t.layout, opts.mode, &mut hint);
+                    let mut v =
+                        page::verify(pg, (no + t.base) as u32, &t.layout, opts.mode, &mut hint);
                     if live && matches!(v, Verdict::Bad(_)) {
                         let f = files
                             .iter()
@@ -513,10 +518,13 @@ fn page_is_free(
     shard: usize,
 ) -> bool {
     let ps = t.layout.physical as u64;
-    let xno = no - no % ps;
-    if xno == no {
-        return false; // a descriptor page is never free
+    let g = no + t.base;
+    let xg = g - g % ps;
+    if xg == g || xg < t.base {
+        // A descriptor page is never free; one in an earlier file is not read.
+        return false;
     }
+    let xno = xg - t.base;
     let fresh = !matches!(cache, Some((s, x, _)) if *s == shard && *x == xno);
     if fresh {
         // Same fd (closing another would drop our fcntl lock), aligned
@@ -526,13 +534,13 @@ fn page_is_free(
         let buf = ab.as_slice()[..ps as usize].to_vec();
         let valid = ok
             && matches!(
-                page::verify(&buf, xno as u32, &t.layout, mode, &mut Hint::default()),
+                page::verify(&buf, xg as u32, &t.layout, mode, &mut Hint::default()),
                 Verdict::Valid(_)
             );
         *cache = Some((shard, xno, valid.then_some(buf)));
     }
     match cache {
-        Some((_, _, Some(x))) => page::xdes_is_free(x, no, &t.layout),
+        Some((_, _, Some(x))) => page::xdes_is_free(x, g, &t.layout),
         _ => false,
     }
 }
@@ -555,7 +563,13 @@ fn reread(
             Ok(got) if got >= ps => {}
             _ => return None,
         }
-        let v = page::verify(&rb.as_slice()[..ps], no as u32, &t.layout, mode, hint);
+        let v = page::verify(
+            &rb.as_slice()[..ps],
+            (no + t.base) as u32,
+            &t.layout,
+            mode,
+            hint,
+        );
         if !matches!(v, Verdict::Bad(_)) {
             return Some(v);
         }
