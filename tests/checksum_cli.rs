@@ -420,3 +420,17 @@ fn server_holding_the_file_is_detected_from_proc() {
     let (_, r, _) = json(&["--root", root.path().to_str().unwrap(), f.to_str().unwrap()]);
     assert_eq!(r["files"][0]["live_server"], false);
 }
+
+/// innodb-format files are folded four pages at a time; a bad page inside a
+/// group of four must still be the one reported.
+#[test]
+fn bad_page_in_an_innodb_file_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = copy_to(dir.path(), "t_10k_rows.ibd");
+    patch(&f, 6 * PS + 7000, |b| b[0] ^= 0x40);
+    let (code, r, _) = json(&[f.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(bad_pages(&r), vec![(6, "checksum".to_string())]);
+    assert_eq!(r["bad_pages"][0]["algorithm"], "innodb");
+    assert_eq!(r["files"][0]["valid"]["innodb"], 20);
+}

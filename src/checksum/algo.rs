@@ -113,6 +113,45 @@ pub fn fold_binary(data: &[u8]) -> u32 {
     f
 }
 
+/// Four independent folds interleaved in one loop. One fold is a serial
+/// chain of ~5 dependent ALU operations per byte, so a core runs at ~1/5 of
+/// its ALU width on one page; four chains side by side fill the pipeline.
+/// All four inputs must have the same length. Measured on a 290 MB
+/// innodb-format file, one thread, warm cache: ~500 MB/s page by page,
+/// ~1000 MB/s four at a time (2 shared cores, noisy).
+#[inline]
+pub fn fold_binary_x4(d: [&[u8]; 4]) -> [u32; 4] {
+    let n = d[0].len();
+    assert!(
+        d.iter().all(|x| x.len() == n),
+        "fold_binary_x4: equal lengths"
+    );
+    let (mut a, mut b, mut c, mut e) = (0u32, 0u32, 0u32, 0u32);
+    for (((&x0, &x1), &x2), &x3) in d[0].iter().zip(d[1]).zip(d[2]).zip(d[3]) {
+        a = fold_pair(a, x0 as u32);
+        b = fold_pair(b, x1 as u32);
+        c = fold_pair(c, x2 as u32);
+        e = fold_pair(e, x3 as u32);
+    }
+    [a, b, c, e]
+}
+
+/// [`page_innodb_new`] of four pages of the same size at once.
+pub fn page_innodb_new_x4(p: [&[u8]; 4]) -> [u32; 4] {
+    let n = p[0].len();
+    let body = fold_binary_x4([
+        &p[0][38..n - 8],
+        &p[1][38..n - 8],
+        &p[2][38..n - 8],
+        &p[3][38..n - 8],
+    ]);
+    let mut out = [0u32; 4];
+    for i in 0..4 {
+        out[i] = fold_binary(&p[i][4..26]).wrapping_add(body[i]);
+    }
+    out
+}
+
 /// `buf_calc_page_new_checksum`: stored at offset 0.
 #[inline]
 pub fn page_innodb_new(page: &[u8]) -> u32 {
@@ -197,6 +236,18 @@ mod tests {
                 fold64(&p[..len]) as u32,
                 "len {len}"
             );
+        }
+    }
+
+    #[test]
+    fn interleaved_fold_equals_single() {
+        let p: Vec<u8> = (0..4 * 16384u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+            .collect();
+        let pages: Vec<&[u8]> = p.chunks(16384).collect();
+        let x4 = page_innodb_new_x4([pages[0], pages[1], pages[2], pages[3]]);
+        for i in 0..4 {
+            assert_eq!(x4[i], page_innodb_new(pages[i]));
         }
     }
 

@@ -323,6 +323,13 @@ pub fn xdes_is_free(xdes: &[u8], page_no: u64, layout: &Layout) -> bool {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Hint(Option<Algo>);
 
+impl Hint {
+    /// The algorithm the previous page matched.
+    pub fn last(&self) -> Option<Algo> {
+        self.0
+    }
+}
+
 fn is_zero(p: &[u8]) -> bool {
     // Word-wise: the compiler vectorises this; a byte loop would be 8× slower.
     let (pre, mid, post) = unsafe { p.align_to::<u64>() };
@@ -413,6 +420,19 @@ pub fn type_slot(t: u16, full_crc32: bool) -> usize {
 /// `page.len()` must be `layout.physical`; anything else is reported bad
 /// (never a panic), so arbitrary input is safe.
 pub fn verify(page: &[u8], page_no: u32, layout: &Layout, mode: Mode, hint: &mut Hint) -> Verdict {
+    verify_pre(page, page_no, layout, mode, hint, None)
+}
+
+/// [`verify`] with the page's innodb "new" checksum already computed (by
+/// [`algo::page_innodb_new_x4`], four pages at a time, on innodb-format files).
+pub fn verify_pre(
+    page: &[u8],
+    page_no: u32,
+    layout: &Layout,
+    mode: Mode,
+    hint: &mut Hint,
+    innodb_new: Option<u32>,
+) -> Verdict {
     if page.len() != layout.physical || page.len() < MIN_PAGE {
         return Verdict::Bad(Failure {
             check: Check::Checksum,
@@ -432,7 +452,7 @@ pub fn verify(page: &[u8], page_no: u32, layout: &Layout, mode: Mode, hint: &mut
     } else if layout.is_zip() {
         verify_zip(page, page_no, layout, mode, hint)
     } else {
-        verify_classic(page, page_no, layout, mode, hint)
+        verify_classic(page, page_no, layout, mode, hint, innodb_new)
     };
     // full_crc32 page_compressed pages compress, and encrypted ones (key
     // version at 0) encrypt, the bytes holding the space id; the page
@@ -542,7 +562,7 @@ fn zip_allowed(mode: Mode) -> &'static [Algo] {
 
 /// Does `algo` accept this page? Cheap field comparisons go first so that a
 /// non-matching algorithm usually costs nothing.
-fn accepts(page: &[u8], algo: Algo) -> bool {
+fn accepts(page: &[u8], algo: Algo, innodb_new: Option<u32>) -> bool {
     let n = page.len();
     let f1 = u32_at(page, 0);
     let f2 = u32_at(page, n - 8);
@@ -551,7 +571,7 @@ fn accepts(page: &[u8], algo: Algo) -> bool {
         Algo::Crc32LegacyBe => f1 == f2 && f1 == algo::page_crc32_legacy_be(page),
         Algo::Innodb => {
             (f2 == u32_at(page, 16) || f2 == algo::page_innodb_old(page))
-                && (f1 == 0 || f1 == algo::page_innodb_new(page))
+                && (f1 == 0 || f1 == innodb_new.unwrap_or_else(|| algo::page_innodb_new(page)))
         }
         Algo::None => f1 == NO_CHECKSUM_MAGIC && f2 == NO_CHECKSUM_MAGIC,
         Algo::FullCrc32 => u32_at(page, n - 4) == algo::full_crc32(page),
@@ -578,14 +598,14 @@ fn computed(page: &[u8], algo: Algo) -> (u32, u32) {
     }
 }
 
-fn try_algos(page: &[u8], allowed: &[Algo], hint: &mut Hint) -> Verdict {
+fn try_algos(page: &[u8], allowed: &[Algo], hint: &mut Hint, innodb_new: Option<u32>) -> Verdict {
     if let Some(h) = hint.0 {
-        if allowed.contains(&h) && accepts(page, h) {
+        if allowed.contains(&h) && accepts(page, h, innodb_new) {
             return Verdict::Valid(h);
         }
     }
     for &a in allowed {
-        if Some(a) != hint.0 && accepts(page, a) {
+        if Some(a) != hint.0 && accepts(page, a, innodb_new) {
             hint.0 = Some(a);
             return Verdict::Valid(a);
         }
@@ -642,6 +662,7 @@ fn verify_classic(
     layout: &Layout,
     mode: Mode,
     hint: &mut Hint,
+    innodb_new: Option<u32>,
 ) -> Verdict {
     let n = page.len();
     let f1 = u32_at(page, 0);
@@ -665,7 +686,7 @@ fn verify_classic(
     if is_mariadb_encrypted(page, page_no, layout) {
         return verify_encrypted(page, false);
     }
-    try_algos(page, classic_allowed(mode), hint)
+    try_algos(page, classic_allowed(mode), hint, innodb_new)
 }
 
 fn verify_zip(page: &[u8], page_no: u32, layout: &Layout, mode: Mode, hint: &mut Hint) -> Verdict {
@@ -682,7 +703,7 @@ fn verify_zip(page: &[u8], page_no: u32, layout: &Layout, mode: Mode, hint: &mut
     if is_mariadb_encrypted(page, page_no, layout) {
         return verify_encrypted(page, true);
     }
-    try_algos(page, zip_allowed(mode), hint)
+    try_algos(page, zip_allowed(mode), hint, None)
 }
 
 /// The fuzz entry point (cargo-fuzz target `page` and the stable

@@ -14,6 +14,7 @@
 //! running on the file: mismatching pages are then re-read a few times before
 //! being reported, since a live page may be caught mid-write.
 
+use super::algo;
 use super::page::{self, Failure, Hint, Layout, Mode, Verdict};
 use std::fs::File;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -442,11 +443,35 @@ fn check(
                 let ps = t.layout.physical;
                 let live = t.live || r.lock_refused;
                 let data = buf.as_slice();
+                // On innodb-format files, fold four pages at a time (see
+                // algo::fold_binary_x4): the fold is ~25x the cost of crc32.
+                let fold4 = !t.layout.full_crc32
+                    && !t.layout.is_zip()
+                    && matches!(opts.mode, Mode::Auto | Mode::Innodb);
+                let mut pre = [0u32; 4];
+                let mut pre_from = usize::MAX;
                 for k in 0..pages {
                     let pg = &data[k * ps..(k + 1) * ps];
                     let no = first_page + k as u64;
-                    let mut v =
-                        page::verify(pg, (no + t.base) as u32, &t.layout, opts.mode, &mut hint);
+                    if fold4
+                        && k % 4 == 0
+                        && k + 4 <= pages
+                        && hint.last() == Some(page::Algo::Innodb)
+                    {
+                        let p4 = |j: usize| &data[(k + j) * ps..(k + j + 1) * ps];
+                        pre = algo::page_innodb_new_x4([p4(0), p4(1), p4(2), p4(3)]);
+                        pre_from = k;
+                    }
+                    let known = (pre_from != usize::MAX && k >= pre_from && k < pre_from + 4)
+                        .then(|| pre[k - pre_from]);
+                    let mut v = page::verify_pre(
+                        pg,
+                        (no + t.base) as u32,
+                        &t.layout,
+                        opts.mode,
+                        &mut hint,
+                        known,
+                    );
                     if live && matches!(v, Verdict::Bad(_)) {
                         let f = files
                             .iter()
