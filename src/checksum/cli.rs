@@ -9,6 +9,9 @@ use std::path::PathBuf;
 /// 2 a file could not be read (missing, permission, size not a multiple of
 /// the page size).
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exit codes: 0 all pages valid, or bad pages within --allow-mismatches (still reported); 1 more bad pages than allowed; 2 a file could not be read (missing, permission, size not a multiple of the page size).\nJSON fields: docs/json-checksum.md."
+)]
 pub struct ChecksumArgs {
     /// Tablespace files, or directories (a datadir: *.ibd, ibdata*, undo*, recursively).
     #[arg(required = true, value_name = "PATH")]
