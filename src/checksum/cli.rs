@@ -1,4 +1,51 @@
+use super::page::Mode;
 use clap::Args;
+use std::path::PathBuf;
 
+/// Verify InnoDB tablespaces: every format MySQL and MariaDB write.
+///
+/// Exit codes (innochecksum's): 0 all pages valid, or mismatches within
+/// --allow-mismatches (still reported); 1 more bad pages than allowed;
+/// 2 a file could not be read (missing, permission, size not a multiple of
+/// the page size).
 #[derive(Debug, Args)]
-pub struct ChecksumArgs {}
+#[command(
+    after_help = "Exit codes: 0 all pages valid, or bad pages within --allow-mismatches (still reported); 1 more bad pages than allowed; 2 a file could not be read (missing, permission, size not a multiple of the page size).\nJSON fields: docs/json-checksum.md."
+)]
+pub struct ChecksumArgs {
+    /// Tablespace files, or directories (a datadir: *.ibd, ibdata*, undo*, recursively).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Checksum algorithm to accept; a named one is strict (pages written by another fail).
+    #[arg(long, value_enum, default_value_t = Mode::Auto)]
+    pub algorithm: Mode,
+
+    /// First page to check in each file (0-based).
+    #[arg(short = 's', long, value_name = "N")]
+    pub start_page: Option<u64>,
+
+    /// Last page to check in each file (inclusive).
+    #[arg(short = 'e', long, value_name = "N")]
+    pub end_page: Option<u64>,
+
+    /// Check only this page of each file.
+    #[arg(short = 'p', long, value_name = "N", conflicts_with_all = ["start_page", "end_page"])]
+    pub page: Option<u64>,
+
+    /// Bad pages tolerated before exit 1 (over all files); all bad pages are still reported.
+    #[arg(short = 'a', long, value_name = "N", default_value_t = 0)]
+    pub allow_mismatches: u64,
+
+    /// Also count pages by page type, per file.
+    #[arg(short = 'S', long)]
+    pub page_type_summary: bool,
+
+    /// Read with O_DIRECT: cold reads that neither use nor fill the page cache.
+    #[arg(long)]
+    pub direct: bool,
+
+    /// Checking threads (default: number of CPUs).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}

@@ -1,9 +1,351 @@
-//! `innotune checksum`: InnoDB tablespace verification.
+//! `innotune checksum`: InnoDB tablespace verification at disk speed.
+//!
+//! - [`page`]: one page — geometry from page 0, the validation rules (pure).
+//! - [`algo`]: the checksum functions.
+//! - [`scan`]: which files and pages.
+//! - [`reader`]: the I/O engine (large aligned reads overlapped with checking, threads).
+//! - [`report`] / [`render`]: the typed result and its text form.
+pub mod algo;
 pub mod cli;
+pub mod page;
+pub mod reader;
+pub mod render;
+pub mod report;
+pub mod scan;
 
+use crate::error::Fix;
+use crate::host::Host;
 use crate::Ctx;
-use anyhow::{bail, Result};
+use anyhow::Result;
+use page::{Algo, Layout};
+use report::{BadPage, ChecksumReport, FileReport, Totals};
+use std::collections::{BTreeMap, HashSet};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
-pub fn run(_args: cli::ChecksumArgs, _ctx: &Ctx) -> Result<i32> {
-    bail!("checksum: not implemented yet")
+pub fn run(args: cli::ChecksumArgs, ctx: &Ctx) -> Result<i32> {
+    let report = check(&args, &ctx.host)?;
+    ctx.emit(&report)
+}
+
+/// Everything but the rendering: usable from tests and other commands.
+pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
+    let range = page_range(args)?;
+    let threads = match args.threads {
+        Some(0) => {
+            return Err(Fix::new(
+                "--threads 0 checks nothing",
+                "give --threads 1 or more, or leave it out",
+            )
+            .into())
+        }
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let files = scan::expand(&args.paths)?;
+    let live_paths = server_open_files(host);
+    let mut targets = Vec::with_capacity(files.len());
+    let mut reports = Vec::with_capacity(files.len());
+    for path in &files {
+        let (layout, pages, lock_refused, base) = match system_continuation(path)? {
+            Some((layout, base)) => {
+                let (pages, lock_refused) = inspect_continuation(path, &layout)?;
+                (layout, pages, lock_refused, base)
+            }
+            None => {
+                let (layout, pages, lock_refused) = inspect(path)?;
+                (layout, pages, lock_refused, 0)
+            }
+        };
+        let (first, end) = range.clamp(pages);
+        let live = lock_refused
+            || std::fs::canonicalize(path)
+                .map(|c| live_paths.contains(&c))
+                .unwrap_or(false);
+        if live {
+            // Said before the scan: the user should know the answer is about a moving target.
+            crate::output::warn(format!(
+                "{}: a server is running on this file; mismatching pages are re-read {} times {} ms apart before being reported",
+                path.display(),
+                reader::LIVE_REREADS,
+                reader::LIVE_REREAD_DELAY.as_millis()
+            ));
+        }
+        reports.push(FileReport::new(path.display().to_string(), &layout, pages));
+        targets.push(reader::Target {
+            path: path.clone(),
+            layout,
+            first,
+            end,
+            live,
+            base,
+        });
+    }
+    let total: u64 = targets
+        .iter()
+        .map(|t| (t.end - t.first) * t.layout.physical as u64)
+        .sum();
+    let bar = crate::output::progress::bytes_bar(total);
+    let started = Instant::now();
+    let opts = reader::Options {
+        threads,
+        direct: args.direct,
+        mode: args.algorithm,
+    };
+    let results = reader::run(&targets, opts, &|n| bar.inc(n));
+    let seconds = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+
+    let mut counts = vec![reader::Counts::default(); targets.len()];
+    let mut raw_bad = Vec::new();
+    let mut bytes_read = 0;
+    let mut lock_refused = vec![false; targets.len()];
+    let mut direct_refused = false;
+    for r in results {
+        counts[r.file].add(&r.counts);
+        bytes_read += r.bytes;
+        lock_refused[r.file] |= r.lock_refused;
+        direct_refused |= r.direct_unsupported;
+        if let Some(e) = r.error {
+            reports[r.file].error.get_or_insert(e);
+        }
+        raw_bad.extend(r.bad.into_iter().map(|b| (r.file, b)));
+    }
+    if direct_refused {
+        crate::output::warn(
+            "--direct: the filesystem refused O_DIRECT; read through the page cache instead",
+        );
+    }
+    raw_bad.sort_by_key(|(f, b)| (*f, b.page));
+
+    let mut totals = Totals {
+        files: targets.len() as u64,
+        ..Default::default()
+    };
+    for (i, (fr, c)) in reports.iter_mut().zip(&counts).enumerate() {
+        fr.pages_checked = c.checked;
+        for a in Algo::ALL {
+            if c.valid[a.index()] > 0 {
+                fr.valid.insert(a.name(), c.valid[a.index()]);
+            }
+        }
+        fr.empty = c.empty;
+        fr.skipped.doublewrite = c.doublewrite;
+        fr.skipped.encrypted = c.encrypted;
+        fr.skipped.page_compressed = c.page_compressed;
+        fr.skipped.free = c.free;
+        fr.bad = c.bad;
+        fr.live_server = targets[i].live || lock_refused[i];
+        fr.recovered_on_reread = c.recovered_on_reread;
+        if args.page_type_summary {
+            let mut m = BTreeMap::new();
+            for (slot, n) in c.types.iter().enumerate() {
+                if *n > 0 {
+                    m.insert(page::TYPE_NAMES[slot], *n);
+                }
+            }
+            fr.page_types = Some(m);
+        }
+        totals.pages_checked += c.checked;
+        totals.valid += c.valid.iter().sum::<u64>();
+        totals.empty += c.empty;
+        totals.skipped += c.doublewrite + c.encrypted + c.page_compressed + c.free;
+        totals.bad += c.bad;
+    }
+    let not_listed = raw_bad.len().saturating_sub(report::MAX_LISTED_BAD) as u64;
+    raw_bad.truncate(report::MAX_LISTED_BAD);
+    let bad_pages = raw_bad
+        .into_iter()
+        .map(|(f, b)| BadPage {
+            file: reports[f].path.clone(),
+            page: b.page,
+            page_type: page::page_type_name(b.page_type, targets[f].layout.full_crc32),
+            stored: b.failure.stored,
+            computed: b.failure.computed,
+            check: b.failure.check,
+            algorithm: b.failure.algorithm,
+        })
+        .collect();
+    Ok(ChecksumReport {
+        algorithm: args.algorithm,
+        threads,
+        direct: args.direct,
+        exceeded: totals.bad > args.allow_mismatches,
+        files: reports,
+        bad_pages,
+        bad_pages_not_listed: not_listed,
+        totals,
+        allow_mismatches: args.allow_mismatches,
+        bytes_read,
+        seconds,
+        mb_per_s: if seconds > 0.0 {
+            bytes_read as f64 / 1e6 / seconds
+        } else {
+            0.0
+        },
+        page_type_summary: args.page_type_summary,
+    })
+}
+
+fn page_range(args: &cli::ChecksumArgs) -> Result<scan::PageRange> {
+    if let Some(p) = args.page {
+        return Ok(scan::PageRange { start: p, end: p });
+    }
+    let start = args.start_page.unwrap_or(0);
+    let end = args.end_page.unwrap_or(u64::MAX);
+    if start > end {
+        return Err(Fix::new(
+            format!("--start-page {start} is after --end-page {end}"),
+            "give a start page at or before the end page",
+        )
+        .into());
+    }
+    Ok(scan::PageRange { start, end })
+}
+
+/// Geometry and page count of one file, from page 0, with the errors that
+/// make a file unreadable as a tablespace (exit 2) named; and whether a
+/// writer (a server) refused our shared lock.
+fn inspect(path: &Path) -> Result<(Layout, u64, bool)> {
+    let (f, _) = reader::open_readonly(path, false).map_err(|e| {
+        Fix::new(
+            format!("cannot open {}: {e}", path.display()),
+            "check the path and that you may read it (run as the mysql user or root)",
+        )
+    })?;
+    let lock_refused = !reader::shared_lock(&f);
+    let size = f.metadata()?.len();
+    let mut head = vec![0u8; size.min(65536) as usize];
+    f.read_exact_at(&mut head, 0).map_err(|e| {
+        Fix::new(
+            format!("cannot read {}: {e}", path.display()),
+            "check the file and the disk under it",
+        )
+    })?;
+    let mut layout = Layout::from_page0(&head).map_err(|e| {
+        Fix::new(
+            format!("{}: {e}", path.display()),
+            "is this an InnoDB tablespace? give only *.ibd, ibdata*, undo* files",
+        )
+    })?;
+    if size % layout.physical as u64 != 0 {
+        return Err(Fix::new(
+            format!(
+                "{}: size {size} is not a multiple of its page size {} (truncated or partly copied file)",
+                path.display(),
+                layout.physical
+            ),
+            "restore the file from a backup or re-copy it; the last page is incomplete",
+        )
+        .into());
+    }
+    if head.len() >= layout.physical {
+        layout.detect_encryption(&head[..layout.physical]);
+    }
+    Ok((layout, size / layout.physical as u64, lock_refused))
+}
+
+/// `ibdata2`, `ibdata3`…: later files of a multi-file system tablespace
+/// (`innodb_data_file_path=ibdata1:…;ibdata2:…`). Their first page is not a
+/// page 0 (no flags), and their pages continue ibdata1's numbering, so the
+/// geometry comes from ibdata1 and the numbering from the sizes of the files
+/// before them. Returns (layout, number of this file's first page).
+fn system_continuation(path: &Path) -> Result<Option<(Layout, u64)>> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Some(n) = name
+        .strip_prefix("ibdata")
+        .and_then(|d| d.parse::<u32>().ok())
+    else {
+        return Ok(None);
+    };
+    if n < 2 {
+        return Ok(None);
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let first = dir.join("ibdata1");
+    if !first.exists() {
+        return Err(Fix::new(
+            format!(
+                "{}: continues the system tablespace, but {} is missing",
+                path.display(),
+                first.display()
+            ),
+            "check the whole datadir, or give ibdata1 next to it",
+        )
+        .into());
+    }
+    let (layout, _, _) = inspect(&first)?;
+    let mut base = 0;
+    for k in 1..n {
+        let prev = dir.join(format!("ibdata{k}"));
+        let size = std::fs::metadata(&prev)
+            .map_err(|e| {
+                Fix::new(
+                    format!(
+                        "{}: needs {} to number its pages: {e}",
+                        path.display(),
+                        prev.display()
+                    ),
+                    "check the whole datadir",
+                )
+            })?
+            .len();
+        base += size / layout.physical as u64;
+    }
+    Ok(Some((layout, base)))
+}
+
+fn inspect_continuation(path: &Path, layout: &Layout) -> Result<(u64, bool)> {
+    let (f, _) = reader::open_readonly(path, false).map_err(|e| {
+        Fix::new(
+            format!("cannot open {}: {e}", path.display()),
+            "check the path and that you may read it (run as the mysql user or root)",
+        )
+    })?;
+    let lock_refused = !reader::shared_lock(&f);
+    let size = f.metadata()?.len();
+    if size % layout.physical as u64 != 0 {
+        return Err(Fix::new(
+            format!(
+                "{}: size {size} is not a multiple of its page size {} (truncated or partly copied file)",
+                path.display(),
+                layout.physical
+            ),
+            "restore the file from a backup or re-copy it; the last page is incomplete",
+        )
+        .into());
+    }
+    Ok((size / layout.physical as u64, lock_refused))
+}
+
+/// Files that a running mysqld/mariadbd has open, read from /proc through the
+/// host (so fixture trees can replay it). Best effort: unreadable /proc
+/// entries are ignored (the fcntl lock is the other detector).
+pub fn server_open_files(host: &Host) -> HashSet<PathBuf> {
+    let mut out = HashSet::new();
+    let Ok(pids) = host.list("/proc") else {
+        return out;
+    };
+    for pid in pids
+        .iter()
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        let comm = host
+            .read_trim(format!("/proc/{pid}/comm"))
+            .unwrap_or_default();
+        if comm != "mysqld" && comm != "mariadbd" {
+            continue;
+        }
+        let fd_dir = format!("/proc/{pid}/fd");
+        for fd in host.list(&fd_dir).unwrap_or_default() {
+            if let Ok(target) = host.resolve(format!("{fd_dir}/{fd}")) {
+                out.insert(host.path(&target));
+            }
+        }
+    }
+    out
 }

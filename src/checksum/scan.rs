@@ -1,0 +1,113 @@
+//! Which files to check: explicit files, or the tablespaces of a directory.
+
+use crate::error::Fix;
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// Is this file name an InnoDB tablespace a datadir walk should check?
+/// `*.ibd` (file-per-table, general, `mysql.ibd`), `ibdata*` (system),
+/// `undo*` (undo tablespaces, MySQL `undo_001`, MariaDB `undo001`).
+/// Not `ibtmp1` (recreated at every start) nor redo logs (another format).
+pub fn is_tablespace_name(name: &str) -> bool {
+    name.ends_with(".ibd") || name.starts_with("ibdata") || name.starts_with("undo")
+}
+
+/// Expand PATHs into files in a stable order: files as given, directories
+/// walked recursively with entries sorted by name (so reports diff cleanly).
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| {
+            Fix::new(
+                format!("cannot read {}: {e}", p.display()),
+                "check the path and that you may read it (run as the mysql user or root)",
+            )
+        })?;
+        if meta.is_dir() {
+            let before = out.len();
+            walk(p, &mut out)?;
+            if out.len() == before {
+                return Err(Fix::new(
+                    format!(
+                        "no InnoDB tablespaces (*.ibd, ibdata*, undo*) under {}",
+                        p.display()
+                    ),
+                    "give the datadir or the tablespace files themselves",
+                )
+                .into());
+            }
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let rd = std::fs::read_dir(dir).map_err(|e| {
+        Fix::new(
+            format!("cannot list {}: {e}", dir.display()),
+            "check permissions on the directory",
+        )
+    })?;
+    let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let path = e.path();
+        let ft = match e.file_type() {
+            Ok(t) => t,
+            Err(_) => continue,
+        };
+        if ft.is_dir() {
+            walk(&path, out)?;
+        } else if ft.is_file() && is_tablespace_name(&e.file_name().to_string_lossy()) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Which page numbers of a file to check (`--start-page/--end-page/--page`,
+/// 0-based and inclusive, as innochecksum).
+#[derive(Debug, Clone, Copy)]
+pub struct PageRange {
+    pub start: u64,
+    /// Inclusive; `u64::MAX` means to the end.
+    pub end: u64,
+}
+
+impl PageRange {
+    /// Clamp to a file of `pages` pages: half-open `[start, end)`.
+    pub fn clamp(&self, pages: u64) -> (u64, u64) {
+        let end = self.end.saturating_add(1).min(pages);
+        (self.start.min(end), end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for n in ["t.ibd", "mysql.ibd", "ibdata1", "undo001", "undo_002"] {
+            assert!(is_tablespace_name(n), "{n}");
+        }
+        for n in ["ibtmp1", "ib_logfile0", "t.frm", "aria_log.00000001"] {
+            assert!(!is_tablespace_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn range_clamps() {
+        let r = PageRange { start: 2, end: 5 };
+        assert_eq!(r.clamp(10), (2, 6));
+        assert_eq!(r.clamp(4), (2, 4));
+        assert_eq!(r.clamp(1), (1, 1));
+        let all = PageRange {
+            start: 0,
+            end: u64::MAX,
+        };
+        assert_eq!(all.clamp(7), (0, 7));
+    }
+}
