@@ -25,13 +25,21 @@ pub struct Cli {
     pub color: ColorChoice,
 
     /// Read /sys, /proc and /etc under DIR instead of / (replay a host from a fixture tree).
-    #[arg(long, global = true, hide = true, value_name = "DIR", default_value = "/")]
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        value_name = "DIR",
+        default_value = "/"
+    )]
     pub root: PathBuf,
 
     #[command(subcommand)]
     pub command: Command,
 }
 
+// Parsed once per process: variant size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Report the storage stack under a path: mount, devices, schedulers, host and server limits.
