@@ -206,7 +206,8 @@ pub fn prepare(
     }
     if !todo.is_empty() {
         let need = size * todo.len() as u64;
-        if let Ok(st) = rustix::fs::statvfs(dir) {
+        // f_blocks == 0: the filesystem reports no capacity (ramfs); skip.
+        if let Some(st) = rustix::fs::statvfs(dir).ok().filter(|st| st.f_blocks > 0) {
             let free = st.f_bavail.saturating_mul(st.f_frsize);
             if free < need + (need / 50) {
                 bail!(Fix::new(

@@ -466,7 +466,12 @@ fn worker(idx: usize, mut plan: ThreadPlan, shared: &Shared, win: &Window) -> Re
                         st.complete(op, slot_start[slot], res, done);
                         free.push(slot);
                         now = done;
-                        if !st.issuing || need_sync || shared.stopping() {
+                        if !st.issuing
+                            || need_sync
+                            || shared.stopping()
+                            || (cpu0.is_none() && now >= measure_start)
+                            || (win.progress && now >= next_flush)
+                        {
                             break;
                         }
                     }
