@@ -253,7 +253,12 @@ fn write_file(p: &Path, size: u64) -> Result<()> {
     let mut buf = vec![0u8; 1 << 20];
     rand::thread_rng().fill_bytes(&mut buf);
     let mut left = size;
+    let interrupt = super::interrupt_flag();
     while left > 0 {
+        if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = fs::remove_file(p);
+            bail!("interrupted while laying out {}", p.display());
+        }
         let n = left.min(buf.len() as u64) as usize;
         // Vary the chunk so no two blocks are identical (dedup/compression).
         buf[..8].copy_from_slice(&left.to_le_bytes());

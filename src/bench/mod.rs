@@ -303,6 +303,9 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
     {
         w.jobs[0].name = w.jobs[0].rw.as_str().to_string();
     }
+    if args.preset.is_none() && args.job_file.is_none() {
+        w.name = w.jobs[0].name.clone();
+    }
     let runtime = match &args.runtime {
         Some(r) => crate::units::parse_duration(r)?,
         None if args.io_size.is_some() => Duration::ZERO,
