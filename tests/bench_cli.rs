@@ -481,6 +481,10 @@ fn o_direct_unsupported_and_no_space_are_one_line() {
         e.contains("not enough space") && e.contains("--size"),
         "{e}"
     );
+
+    let ro = mount("tmpfs", "size=2m,ro");
+    let e = bench_err(&["--rw", "write", "--size", "1m", "--directory", d(&ro.0)]);
+    assert!(e.contains("read-only") && e.contains("fix:"), "{e}");
 }
 
 /// A loop device on a temp file, detached (and unmounted) on drop.
