@@ -181,8 +181,8 @@ pub fn load_job_file(path: &Path) -> Result<Workload> {
     }
     check_unique_names(&w.jobs)?;
     if !dir_set {
-        w.directory = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        // The file's directory is only a fallback; the CLI tells the user.
+        // No directory in the file: the CLI asks for --directory.
+        w.directory = PathBuf::new();
     }
     Ok(w)
 }
@@ -272,7 +272,7 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
             allow_raw_device: false,
         }
     };
-    let file_dir = args.job_file.is_some() && w.directory != Path::new(".");
+    let file_dir = args.job_file.is_some() && !w.directory.as_os_str().is_empty();
     match (&args.directory, &args.filename) {
         (Some(d), _) => w.directory = d.clone(),
         (None, _) if file_dir => {}
