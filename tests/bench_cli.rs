@@ -582,3 +582,46 @@ fn raw_device_needs_flag_and_must_not_be_mounted() {
     ]);
     assert!(e.contains("not a block device"), "{e}");
 }
+
+#[test]
+fn ctrl_c_ends_the_run_with_partial_results() {
+    let t = tmpdir();
+    // Lay the file out first, so the signal lands in the measured run.
+    bench_json(&[
+        "--rw",
+        "randread",
+        "--bs",
+        "16k",
+        "--size",
+        "8m",
+        "--io_size",
+        "16k",
+        "--directory",
+        d(t.path()),
+    ]);
+    let bin = assert_cmd::cargo::cargo_bin("innotune");
+    let child = Sys::new(bin)
+        .args([
+            "--format", "json", "bench", "--rw", "randread", "--bs", "16k", "--size", "8m",
+        ])
+        .args(["--runtime", "60", "--directory", d(t.path())])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["result"]["result"];
+    assert_eq!(r["interrupted"], true);
+    let ms = u(&r["jobs"][0]["runtime_ms"]);
+    assert!(ms > 0 && ms < 10_000, "runtime {ms} ms");
+    assert!(u(&r["jobs"][0]["read"]["total_ios"]) > 0);
+}
