@@ -306,6 +306,14 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
     if args.preset.is_none() && args.job_file.is_none() {
         w.name = w.jobs[0].name.clone();
     }
+    for j in &w.jobs {
+        if j.engine() == job::EngineKind::Sync && j.iodepth > 1 {
+            crate::output::warn(format!(
+                "job {}: the sync engine keeps one I/O in flight per thread; iodepth={} is ignored (use --ioengine io_uring, or --numjobs for parallelism)",
+                j.name, j.iodepth
+            ));
+        }
+    }
     let runtime = match &args.runtime {
         Some(r) => crate::units::parse_duration(r)?,
         None if args.io_size.is_some() => Duration::ZERO,
