@@ -13,14 +13,16 @@
 # innotune does (uniform block-aligned offsets drawn with replacement).
 #
 # Usage: bench/fio-compare.sh [ROUNDS=3] [RUNTIME_S=10]
-#   env: INNOTUNE=path/to/binary (default: cargo build --release), SIZE=1g
+#   env: INNOTUNE=path/to/binary (default: cargo build --release),
+#        SIZE_MB=1024 (file per job; the loop device holds 3 of them)
 # Needs root (losetup, mount), fio, python3. Cleans up on every exit path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROUNDS=${1:-3}
 RUNTIME=${2:-10}
-SIZE=${SIZE:-1g}
+SIZE_MB=${SIZE_MB:-1024}
+SIZE="${SIZE_MB}m"
 
 if [ -z "${INNOTUNE:-}" ]; then
   cargo build --release -q
@@ -39,7 +41,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-truncate -s 3G "$WORK/backing"
+truncate -s "$((3 * SIZE_MB + 512))M" "$WORK/backing"
 LOOP=$(losetup --direct-io=on -f --show "$WORK/backing")
 mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
 mkdir -p "$MNT"
@@ -129,10 +131,10 @@ for j in JOBS:
     fp, ip = med("fio", n, 2), med("innotune", n, 2)
     lines.append("| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.3f | %.1f | %.1f | %.3f |" % (
         n, fi, ii, ii / fi, fc, ic, ic / fc, fp, ip, ip / fp))
-lines += ["", "Reproduce: `sudo bench/fio-compare.sh %d %d` (SIZE=%s). Per job, innotune ran "
-          "`%s` and fio ran `%s`." % (rounds, runtime, size,
-                                     " ".join(innotune_cmd(JOBS[0])[1:]).replace(mnt, "$MNT"),
-                                     " ".join(fio_cmd(JOBS[0])).replace(mnt, "$MNT")), ""]
+lines += ["", "Reproduce (as root): `SIZE_MB=%s bench/fio-compare.sh %d %d`. For the first job innotune ran "
+          "`innotune %s` and fio ran `%s`." % (size[:-1], rounds, runtime,
+                                              " ".join(innotune_cmd(JOBS[0])[1:]).replace(mnt, "$MNT"),
+                                              " ".join(fio_cmd(JOBS[0])).replace(mnt, "$MNT")), ""]
 with open("bench/RESULTS.md", "a") as f:
     f.write("\n".join(lines))
 print("\n".join(lines))

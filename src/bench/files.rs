@@ -53,7 +53,7 @@ fn load_manifest(dir: &Path) -> Result<Manifest> {
 
 fn save_manifest(dir: &Path, m: &Manifest) -> Result<()> {
     let p = manifest_path(dir);
-    let tmp = dir.join(format!("{MANIFEST}.tmp"));
+    let tmp = dir.join(format!("{MANIFEST}.tmp.{}", std::process::id()));
     let body = serde_json::to_string_pretty(m)? + "\n";
     fs::write(&tmp, body).map_err(|e| io_fix(e, &tmp, "write"))?;
     fs::rename(&tmp, &p).map_err(|e| io_fix(e, &p, "write"))?;

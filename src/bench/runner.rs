@@ -492,8 +492,15 @@ fn worker(idx: usize, mut plan: ThreadPlan, shared: &Shared, win: &Window) -> Re
             inflight -= reaped;
             now = t_done.unwrap_or_else(Instant::now);
         }
-        if let Some(e) = st.err.take() {
-            return Err(e);
+        if st.err.is_some() {
+            // Stop issuing, but let in-flight I/Os finish: the kernel may
+            // still write into their buffers, which are freed on return.
+            st.issuing = false;
+            need_sync = false;
+            if inflight == 0 {
+                return Err(st.err.take().expect("checked"));
+            }
+            continue;
         }
         if need_sync && inflight == 0 {
             for (i, d) in dirty.iter_mut().enumerate() {
