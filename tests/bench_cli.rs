@@ -625,3 +625,44 @@ fn ctrl_c_ends_the_run_with_partial_results() {
     assert!(ms > 0 && ms < 10_000, "runtime {ms} ms");
     assert!(u(&r["jobs"][0]["read"]["total_ios"]) > 0);
 }
+
+#[test]
+fn o_direct_io_smaller_than_the_sector_is_one_line() {
+    let file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
+    file.as_file().set_len(8 << 20).unwrap();
+    let out = Sys::new("losetup")
+        .args(["--direct-io=on", "--sector-size", "4096", "-f", "--show"])
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "losetup");
+    let lo = Loop {
+        dev: String::from_utf8(out.stdout).unwrap().trim().to_string(),
+        mnt: None,
+        _file: file,
+    };
+    for engine in ["sync", "io_uring"] {
+        let e = bench_err(&[
+            "--rw",
+            "randread",
+            "--bs",
+            "512",
+            "--direct=1",
+            "--filename",
+            &lo.dev,
+            "--allow-raw-device",
+            "--size",
+            "4m",
+            "--io_size",
+            "64k",
+            "--iodepth",
+            "4",
+            "--ioengine",
+            engine,
+        ]);
+        assert!(
+            e.contains("O_DIRECT") && e.contains("logical block size"),
+            "{engine}: {e}"
+        );
+    }
+}
