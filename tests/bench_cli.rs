@@ -641,8 +641,8 @@ fn o_direct_io_smaller_than_the_sector_is_one_line() {
         mnt: None,
         _file: file,
     };
-    for engine in ["sync", "io_uring"] {
-        let e = bench_err(&[
+    for (engine, depth) in [("sync", "1"), ("io_uring", "4")] {
+        let args = [
             "--rw",
             "randread",
             "--bs",
@@ -656,10 +656,11 @@ fn o_direct_io_smaller_than_the_sector_is_one_line() {
             "--io_size",
             "64k",
             "--iodepth",
-            "4",
+            depth,
             "--ioengine",
             engine,
-        ]);
+        ];
+        let e = bench_err(&args);
         assert!(
             e.contains("O_DIRECT") && e.contains("logical block size"),
             "{engine}: {e}"
