@@ -667,3 +667,49 @@ fn o_direct_io_smaller_than_the_sector_is_one_line() {
         );
     }
 }
+
+#[test]
+fn writes_change_the_file_and_reads_do_not() {
+    let t = tmpdir();
+    let base = [
+        "--bs",
+        "16k",
+        "--size",
+        "4m",
+        "--io_size",
+        "1m",
+        "--direct=1",
+        "--name",
+        "h",
+        "--directory",
+        d(t.path()),
+    ];
+    let f = t.path().join("innotune-h.0");
+    for engine in ["sync", "io_uring"] {
+        let run = |rw: &str| {
+            let mut a = vec!["--rw", rw, "--ioengine", engine, "--iodepth", "1"];
+            if engine == "io_uring" {
+                a[5] = "8";
+            }
+            a.extend_from_slice(&base);
+            bench_json(&a);
+        };
+        run("randread");
+        let before = std::fs::read(&f).unwrap();
+        run("randread");
+        assert!(
+            std::fs::read(&f).unwrap() == before,
+            "a read job changed the file"
+        );
+        run("randwrite");
+        let after = std::fs::read(&f).unwrap();
+        let changed = before
+            .chunks(16384)
+            .zip(after.chunks(16384))
+            .filter(|(a, b)| a != b)
+            .count();
+        // 64 random 16 KiB writes over 256 blocks touch many distinct blocks.
+        assert!(changed >= 32, "{engine}: only {changed} blocks changed");
+        assert_eq!(after.len(), before.len());
+    }
+}
