@@ -430,6 +430,7 @@ fn worker(idx: usize, mut plan: ThreadPlan, shared: &Shared, win: &Window) -> Re
         }
         if cpu0.is_none() && now >= measure_start {
             cpu0 = Some(thread_cpu_ns());
+            now = Instant::now();
         }
         if st.issuing && !need_sync {
             while let Some(slot) = free.pop() {
@@ -541,6 +542,8 @@ fn worker(idx: usize, mut plan: ThreadPlan, shared: &Shared, win: &Window) -> Re
                     }
                     r.reset();
                 }
+                // The next I/O's clock starts after this bookkeeping.
+                now = Instant::now();
             }
         }
         if !st.issuing && inflight == 0 && !need_sync {
