@@ -4,7 +4,7 @@
 # Makes a loop device (direct I/O) on a file under /var/tmp, puts ext4 on it,
 # lays out one file per job with innotune, then runs fio and innotune on that
 # very file, alternating (ABBA) for several rounds. Medians of IOPS, CPU per
-# I/O and p99 completion latency, with innotune/fio ratios, are appended to
+# I/O and p99 latency, with innotune/fio ratios, are appended to
 # bench/RESULTS.md with the command that reproduces them.
 #
 # CPU per I/O is measured the same way for both tools: user+sys CPU of the
@@ -14,7 +14,10 @@
 #
 # Usage: bench/fio-compare.sh [ROUNDS=3] [RUNTIME_S=10]
 #   env: INNOTUNE=path/to/binary (default: cargo build --release),
-#        SIZE_MB=1024 (file per job; the loop device holds 3 of them)
+#        SIZE_MB=1024 (file per job; the loop device holds 3 of them),
+#        BACKING=disk|ram: the loop device's file on /var/tmp (the real disk,
+#        default) or on a tmpfs (device time ~0, so the tools' own overhead
+#        decides IOPS and latency; needs 3*SIZE_MB of RAM)
 # Needs root (losetup, mount), fio, python3. Cleans up on every exit path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +26,7 @@ ROUNDS=${1:-3}
 RUNTIME=${2:-10}
 SIZE_MB=${SIZE_MB:-1024}
 SIZE="${SIZE_MB}m"
+BACKING=${BACKING:-disk}
 
 if [ -z "${INNOTUNE:-}" ]; then
   cargo build --release -q
@@ -37,20 +41,28 @@ cleanup() {
   set +e
   mountpoint -q "$MNT" && umount "$MNT"
   [ -n "$LOOP" ] && losetup -d "$LOOP"
+  mountpoint -q "$WORK/ram" && umount "$WORK/ram"
   rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 
-truncate -s "$((3 * SIZE_MB + 512))M" "$WORK/backing"
-LOOP=$(losetup --direct-io=on -f --show "$WORK/backing")
+BACKFILE="$WORK/backing"
+if [ "$BACKING" = ram ]; then
+  mkdir -p "$WORK/ram"
+  mount -t tmpfs -o size=$((3 * SIZE_MB + 600))m tmpfs "$WORK/ram"
+  BACKFILE="$WORK/ram/backing"
+fi
+
+truncate -s "$((3 * SIZE_MB + 512))M" "$BACKFILE"
+LOOP=$(losetup --direct-io=on -f --show "$BACKFILE")
 mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
 mkdir -p "$MNT"
 mount "$LOOP" "$MNT"
 
-python3 - "$INNOTUNE" "$MNT" "$ROUNDS" "$RUNTIME" "$SIZE" "$LOOP" <<'PY'
+python3 - "$INNOTUNE" "$MNT" "$ROUNDS" "$RUNTIME" "$SIZE" "$LOOP" "$BACKING" <<'PY'
 import json, os, resource, statistics, subprocess, sys, datetime
 
-innotune, mnt, rounds, runtime, size, loop = sys.argv[1:7]
+innotune, mnt, rounds, runtime, size, loop, backing = sys.argv[1:8]
 rounds, runtime = int(rounds), int(runtime)
 
 # name, rw, bs, iodepth, numjobs, engine (innotune name, fio name)
@@ -79,7 +91,7 @@ def fio_cmd(j):
             "--rw=" + rw, "--bs=" + bs, "--iodepth=%d" % depth, "--numjobs=%d" % nj,
             "--ioengine=" + eng, "--direct=1", "--size=" + size, "--time_based",
             "--runtime=%d" % runtime, "--norandommap", "--group_reporting",
-            "--output-format=json"]
+            "--lat_percentiles=1", "--output-format=json"]
 
 def run_innotune(j):
     r, cpu = timed(innotune_cmd(j))
@@ -91,7 +103,10 @@ def run_fio(j):
     r, cpu = timed(fio_cmd(j))
     job = r["jobs"][0]
     d = job["read"] if job["read"]["total_ios"] else job["write"]
-    return d["iops"], cpu * 1e9 / max(d["total_ios"], 1), d["clat_ns"]["percentile"]["99.000000"] / 1000.0
+    # fio's lat (issue -> completion) spans what innotune times: for io_uring,
+    # fio's clat starts only after the submitting system call.
+    pct = d["lat_ns"].get("percentile") or d["clat_ns"]["percentile"]
+    return d["iops"], cpu * 1e9 / max(d["total_ios"], 1), pct["99.000000"] / 1000.0
 
 # Lay out every job's file once (innotune writes it; fio then uses the same file).
 for j in JOBS:
@@ -117,11 +132,13 @@ def med(tool, name, i):
 
 load = open("/proc/loadavg").read().split()[:3]
 fio_ver = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
-lines = ["", "## fio-compare, %s UTC" % datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), "",
-         "Loop device %s (--direct-io=on) on a file in /var/tmp, ext4; %s; %d rounds x %d s, ABBA order; "
-         "medians. CPU = user+sys of the whole process tree / I/Os. Load average at end: %s. "
+lines = ["", "## fio-compare (%s), %s UTC" % (backing, datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")), "",
+         "Loop device %s (--direct-io=on) on a file %s, ext4; %s; %d rounds x %d s, ABBA order; "
+         "medians. CPU = user+sys of the whole process tree / I/Os. p99 = fio's lat_ns (issue to completion, "
+         "--lat_percentiles=1), the span innotune's clat_ns covers. Load average at end: %s. "
          "Targets: IOPS ratio >= 0.95, CPU ratio <= 1.00, p99 ratio within 0.80..1.20." % (
-             loop, fio_ver, rounds, runtime, " ".join(load)), "",
+             loop, "in /var/tmp (disk)" if backing == "disk" else "on tmpfs (RAM: tool overhead decides)",
+             fio_ver, rounds, runtime, " ".join(load)), "",
          "| job | fio IOPS | innotune IOPS | ratio | fio CPU ns/IO | innotune CPU ns/IO | ratio | fio p99 us | innotune p99 us | ratio |",
          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 for j in JOBS:
@@ -131,8 +148,8 @@ for j in JOBS:
     fp, ip = med("fio", n, 2), med("innotune", n, 2)
     lines.append("| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.3f | %.1f | %.1f | %.3f |" % (
         n, fi, ii, ii / fi, fc, ic, ic / fc, fp, ip, ip / fp))
-lines += ["", "Reproduce (as root): `SIZE_MB=%s bench/fio-compare.sh %d %d`. For the first job innotune ran "
-          "`innotune %s` and fio ran `%s`." % (size[:-1], rounds, runtime,
+lines += ["", "Reproduce (as root): `BACKING=%s SIZE_MB=%s bench/fio-compare.sh %d %d`. For the first job innotune ran "
+          "`innotune %s` and fio ran `%s`." % (backing, size[:-1], rounds, runtime,
                                               " ".join(innotune_cmd(JOBS[0])[1:]).replace(mnt, "$MNT"),
                                               " ".join(fio_cmd(JOBS[0])).replace(mnt, "$MNT")), ""]
 with open("bench/RESULTS.md", "a") as f:
