@@ -432,6 +432,12 @@ fn json_names_follow_fio() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
+    // Not a terminal: no progress line, nothing on stderr.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(
         text.contains("IOPS") && text.contains("p99") && text.contains("randread"),
         "{text}"
