@@ -41,7 +41,11 @@ cleanup() {
   set +e
   mountpoint -q "$MNT" && umount "$MNT"
   [ -n "$LOOP" ] && losetup -d "$LOOP"
-  mountpoint -q "$WORK/ram" && umount "$WORK/ram"
+  # A detached loop device lets go of its file a moment later: retry.
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    mountpoint -q "$WORK/ram" || break
+    umount "$WORK/ram" 2>/dev/null || sleep 0.5
+  done
   rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
