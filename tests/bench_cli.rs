@@ -719,3 +719,29 @@ fn writes_change_the_file_and_reads_do_not() {
         assert_eq!(after.len(), before.len());
     }
 }
+
+#[test]
+fn permission_denied_is_one_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tmpdir();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // Run as nobody against a root-only directory.
+    let out = Sys::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("innotune"))
+        .args([
+            "bench",
+            "--rw",
+            "write",
+            "--size",
+            "1m",
+            "--directory",
+            d(t.path()),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(e.contains("permission denied") && e.contains("fix:"), "{e}");
+}
