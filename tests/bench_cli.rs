@@ -740,8 +740,13 @@ fn permission_denied_is_one_line() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
+    if e.starts_with("setpriv:") {
+        // nobody cannot execute the test binary here (e.g. a 0700 home).
+        eprintln!("skipped: {e}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{e}");
     assert_eq!(e.trim_end().lines().count(), 1, "{e}");
     assert!(e.contains("permission denied") && e.contains("fix:"), "{e}");
 }
