@@ -9,13 +9,44 @@ use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The groups innotune reads (see the module docs of `db` for why).
+/// The groups innotune reads as a client (see the module docs of `db` for why).
 pub const GROUPS: &[&str] = &["client", "client-server", "innotune"];
+
+/// Whose options to collect: one parser serves the client side (credentials
+/// for `oltp`, `sandbox`) and the server side (`probe` finding a datadir).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Groups {
+    /// `[client]`, `[client-server]`, `[innotune]`. Paths outside /etc (such as
+    /// ~/.my.cnf or an extra file) are the user's and are read directly.
+    #[default]
+    Client,
+    /// What mysqld/mariadbd reads: `[mysqld]`, `[mariadbd]`, `[server]`,
+    /// `[mariadb]` and their versioned forms (`[mysqld-8.0]`). Every file is
+    /// the host's, so every path goes through the rooted reader.
+    Server,
+}
+
+impl Groups {
+    pub fn matches(self, group: &str) -> bool {
+        match self {
+            Groups::Client => GROUPS.contains(&group),
+            Groups::Server => ["mysqld", "mariadbd", "server", "mariadb"].iter().any(|n| {
+                group == *n
+                    || group
+                        .strip_prefix(n)
+                        .and_then(|r| r.strip_prefix('-'))
+                        .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+            }),
+        }
+    }
+}
 
 /// Options gathered from files; later files override earlier ones.
 #[derive(Default)]
 pub struct Options {
-    values: BTreeMap<String, String>,
+    groups: Groups,
+    /// Normalised key → (value, `file:line` it came from).
+    values: BTreeMap<String, (String, String)>,
     /// Files actually read, in order (for diagnostics).
     pub files: Vec<PathBuf>,
 }
@@ -35,8 +66,30 @@ fn norm_key(k: &str) -> String {
 }
 
 impl Options {
+    pub fn new(groups: Groups) -> Options {
+        Options {
+            groups,
+            ..Options::default()
+        }
+    }
+
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.values.get(&norm_key(key)).map(String::as_str)
+        self.values.get(&norm_key(key)).map(|(v, _)| v.as_str())
+    }
+
+    /// Where the winning value of `key` was set, as `file:line`.
+    pub fn origin(&self, key: &str) -> Option<&str> {
+        self.values.get(&norm_key(key)).map(|(_, o)| o.as_str())
+    }
+
+    /// Read one file through the rooted reader (absent is fine), following
+    /// its includes.
+    pub fn read_host_file(&mut self, host: &Host, p: &Path) -> Result<()> {
+        self.read_host_file_at(host, p, 0)
+    }
+
+    fn is_host_path(&self, p: &Path) -> bool {
+        self.groups == Groups::Server || p.starts_with("/etc")
     }
 
     /// The default chain, or only `defaults_file` when given.
@@ -57,7 +110,7 @@ impl Options {
             return Ok(o);
         }
         for g in ["/etc/my.cnf", "/etc/mysql/my.cnf"] {
-            o.read_host_file(host, Path::new(g), 0)?;
+            o.read_host_file_at(host, Path::new(g), 0)?;
         }
         if let Some(f) = extra {
             let text = std::fs::read_to_string(f).map_err(|e| {
@@ -80,7 +133,7 @@ impl Options {
     }
 
     /// A host file (under /etc): through the rooted reader; absent is fine.
-    fn read_host_file(&mut self, host: &Host, p: &Path, depth: u32) -> Result<()> {
+    fn read_host_file_at(&mut self, host: &Host, p: &Path, depth: u32) -> Result<()> {
         if let Ok(text) = host.read(p) {
             self.parse_text(host, &text, p, depth)?;
         }
@@ -88,8 +141,8 @@ impl Options {
     }
 
     fn include(&mut self, host: &Host, p: &Path, depth: u32) -> Result<()> {
-        if p.starts_with("/etc") {
-            self.read_host_file(host, p, depth)
+        if self.is_host_path(p) {
+            self.read_host_file_at(host, p, depth)
         } else if let Ok(text) = std::fs::read_to_string(p) {
             self.parse_text(host, &text, p, depth)
         } else {
@@ -110,14 +163,14 @@ impl Options {
         }
         self.files.push(origin.to_path_buf());
         let mut in_group = false;
-        for raw in text.lines() {
+        for (lineno, raw) in text.lines().enumerate() {
             let line = raw.trim();
             if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
                 continue;
             }
             if let Some(rest) = line.strip_prefix("!includedir") {
                 let dir = PathBuf::from(rest.trim());
-                let mut names: Vec<String> = if dir.starts_with("/etc") {
+                let mut names: Vec<String> = if self.is_host_path(&dir) {
                     host.list(&dir).unwrap_or_default()
                 } else {
                     std::fs::read_dir(&dir)
@@ -143,7 +196,7 @@ impl Options {
             }
             if line.starts_with('[') {
                 let name = line.trim_start_matches('[').split(']').next().unwrap_or("");
-                in_group = GROUPS.contains(&name.trim().to_ascii_lowercase().as_str());
+                in_group = self.groups.matches(&name.trim().to_ascii_lowercase());
                 continue;
             }
             if !in_group {
@@ -156,7 +209,8 @@ impl Options {
             let k = norm_key(k);
             // MySQL accepts prefixes such as `loose-`.
             let k = k.strip_prefix("loose_").unwrap_or(&k).to_string();
-            self.values.insert(k, v);
+            let origin = format!("{}:{}", origin.display(), lineno + 1);
+            self.values.insert(k, (v, origin));
         }
         Ok(())
     }

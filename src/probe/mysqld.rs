@@ -2,9 +2,10 @@
 //! server's storage depends on: its datadir and its open-files and process
 //! limits (a server capped at 1024 open files cannot keep its tablespaces open).
 
+use crate::db::optfile::{Groups, Options};
 use crate::host::{Host, Known};
 use serde::{Serialize, Serializer};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Mysqld {
@@ -178,7 +179,7 @@ fn arg_value(args: &[String], name: &str) -> Option<String> {
 /// The datadir: `--datadir` on the command line, else the option files the
 /// server reads (`--defaults-file` alone if given, else /etc/my.cnf and
 /// /etc/mysql/my.cnf, then `--defaults-extra-file`), else the compiled-in
-/// default /var/lib/mysql.
+/// default /var/lib/mysql. Parsing is `db::optfile`'s, in server scope.
 pub fn datadir(host: &Host, args: &[String]) -> (String, String) {
     if let Some(d) = arg_value(args, "datadir") {
         return (d, "cmdline".into());
@@ -190,68 +191,15 @@ pub fn datadir(host: &Host, args: &[String]) -> (String, String) {
     if let Some(f) = arg_value(args, "defaults-extra-file") {
         files.push(f);
     }
-    let mut found = None;
+    let mut opts = Options::new(Groups::Server);
     for f in files {
-        read_option_file(host, Path::new(&f), 0, &mut found);
+        // An unreadable or looping file only means the datadir comes from
+        // elsewhere; probe reports what it could find.
+        let _ = opts.read_host_file(host, Path::new(&f));
     }
-    match found {
-        Some((d, src)) => (d, src),
-        None => ("/var/lib/mysql".into(), "default".into()),
-    }
-}
-
-/// Groups the server reads: [mysqld], [mariadbd], [server], [mariadb], and
-/// their versioned forms ([mysqld-8.0], [mariadb-10.11]).
-fn server_group(g: &str) -> bool {
-    ["mysqld", "mariadbd", "server", "mariadb"].iter().any(|n| {
-        g == *n
-            || g.strip_prefix(n)
-                .and_then(|r| r.strip_prefix('-'))
-                .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
-    })
-}
-
-/// Parse one option file for `datadir` in server groups, following
-/// `!include` and `!includedir` (files ending in `.cnf`, in name order, as
-/// the server does). The last setting wins.
-fn read_option_file(host: &Host, file: &Path, depth: usize, found: &mut Option<(String, String)>) {
-    if depth > 10 {
-        return;
-    }
-    let Ok(text) = host.read(file) else { return };
-    let mut in_server = false;
-    for (i, raw) in text.lines().enumerate() {
-        let l = raw.trim();
-        if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
-            continue;
-        }
-        if let Some(inc) = l.strip_prefix("!includedir") {
-            let dir = PathBuf::from(inc.trim());
-            for n in host.list(&dir).unwrap_or_default() {
-                if n.ends_with(".cnf") {
-                    read_option_file(host, &dir.join(n), depth + 1, found);
-                }
-            }
-            continue;
-        }
-        if let Some(inc) = l.strip_prefix("!include") {
-            read_option_file(host, Path::new(inc.trim()), depth + 1, found);
-            continue;
-        }
-        if let Some(g) = l.strip_prefix('[').and_then(|g| g.split(']').next()) {
-            in_server = server_group(&g.trim().to_ascii_lowercase());
-            continue;
-        }
-        if !in_server {
-            continue;
-        }
-        if let Some((k, v)) = l.split_once('=') {
-            if k.trim().replace('-', "_") == "datadir" {
-                let v = v.split(" #").next().unwrap_or("").trim();
-                let v = v.trim_matches(|c| c == '"' || c == '\'');
-                *found = Some((v.to_string(), format!("{}:{}", file.display(), i + 1)));
-            }
-        }
+    match (opts.get("datadir"), opts.origin("datadir")) {
+        (Some(d), Some(src)) => (d.to_string(), src.to_string()),
+        _ => ("/var/lib/mysql".into(), "default".into()),
     }
 }
 
@@ -281,10 +229,10 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         assert_eq!(arg_value(&a, "datadir").as_deref(), Some("/srv/my_sql"));
-        assert!(server_group("mariadb-10.11"));
-        assert!(server_group("mysqld-8.0"));
-        assert!(!server_group("mariadb-client"));
-        assert!(!server_group("client"));
+        assert!(Groups::Server.matches("mariadb-10.11"));
+        assert!(Groups::Server.matches("mysqld-8.0"));
+        assert!(!Groups::Server.matches("mariadb-client"));
+        assert!(!Groups::Server.matches("client"));
     }
 
     #[test]
