@@ -11,6 +11,7 @@
 //! - [`sweep`]: scheduler comparison on top of probe + bench + stats + journal.
 //! - [`output`]: renderers; commands return typed reports.
 
+pub mod aligned;
 pub mod bench;
 pub mod checksum;
 pub mod cli;

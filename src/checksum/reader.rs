@@ -24,8 +24,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Alignment of buffers and offsets for O_DIRECT (covers 512 and 4K sectors).
-const ALIGN: usize = 4096;
+use crate::aligned::ALIGN;
 /// Request size with O_DIRECT (several MiB, as fast checkers use).
 pub const CHUNK_BYTES: usize = 8 << 20;
 /// Request size through the page cache (see `prefetch`).
@@ -119,44 +118,7 @@ struct Shard {
     end: u64,
 }
 
-/// A heap buffer aligned for O_DIRECT. Hand-written because std's `Vec`
-/// cannot promise 4096-byte alignment.
-struct AlignedBuf {
-    ptr: *mut u8,
-    len: usize,
-}
-
-// The buffer is plain owned memory, moved between the two threads of a worker.
-unsafe impl Send for AlignedBuf {}
-
-impl AlignedBuf {
-    fn new(len: usize) -> AlignedBuf {
-        let len = len.div_ceil(ALIGN) * ALIGN;
-        let layout = std::alloc::Layout::from_size_align(len, ALIGN).expect("valid layout");
-        // SAFETY: non-zero size, valid alignment; null is handled.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        AlignedBuf { ptr, len }
-    }
-    fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr owns len initialised (zeroed) bytes.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and &mut self gives exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        let layout = std::alloc::Layout::from_size_align(self.len, ALIGN).expect("valid layout");
-        // SAFETY: allocated in new() with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, layout) }
-    }
-}
+use crate::aligned::AlignedBuf;
 
 /// Open read-only (never for writing), optionally O_DIRECT, with O_NOATIME
 /// when permitted. Returns the file and whether O_DIRECT was refused (tmpfs).

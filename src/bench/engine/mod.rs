@@ -42,39 +42,20 @@ pub trait Engine {
 }
 
 /// `depth` page-aligned buffers of `bs` bytes, allocated once per thread:
-/// O_DIRECT needs the alignment, and the hot loop must not allocate.
-/// Hand-written (std::alloc with an alignment) because no dependency offers
-/// just this; write buffers hold random bytes so nothing below can compress
-/// or dedupe them.
+/// O_DIRECT needs the alignment, and the hot loop must not allocate. Write
+/// buffers hold random bytes so nothing below can compress or dedupe them.
 pub struct Buffers {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
+    buf: crate::aligned::AlignedBuf,
     bs: usize,
     depth: usize,
 }
 
-// The buffers are owned by one thread; the raw pointer is only shared with
-// the kernel for I/Os this thread issued and reaps.
-unsafe impl Send for Buffers {}
-
 impl Buffers {
     pub fn new(bs: usize, depth: usize) -> Buffers {
         use rand::RngCore;
-        let layout = std::alloc::Layout::from_size_align(bs * depth, 4096).expect("buffer layout");
-        // SAFETY: layout has non-zero size (bs >= 512, depth >= 1).
-        let ptr = unsafe { std::alloc::alloc(layout) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        // SAFETY: ptr is valid for bs*depth bytes, just allocated.
-        let s = unsafe { std::slice::from_raw_parts_mut(ptr, bs * depth) };
-        rand::thread_rng().fill_bytes(s);
-        Buffers {
-            ptr,
-            layout,
-            bs,
-            depth,
-        }
+        let mut buf = crate::aligned::AlignedBuf::new(bs * depth);
+        rand::thread_rng().fill_bytes(buf.as_mut_slice());
+        Buffers { buf, bs, depth }
     }
     pub fn bs(&self) -> usize {
         self.bs
@@ -84,15 +65,9 @@ impl Buffers {
     }
     pub fn slot_ptr(&self, slot: usize) -> *mut u8 {
         assert!(slot < self.depth);
-        // SAFETY: slot < depth, so the offset stays inside the allocation.
-        unsafe { self.ptr.add(slot * self.bs) }
-    }
-}
-
-impl Drop for Buffers {
-    fn drop(&mut self) {
-        // SAFETY: allocated in new() with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+        // SAFETY: slot < depth, so the offset stays inside the allocation
+        // (bs * depth bytes, rounded up).
+        unsafe { self.buf.as_mut_ptr().add(slot * self.bs) }
     }
 }
 
