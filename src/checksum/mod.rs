@@ -327,19 +327,7 @@ fn inspect_continuation(path: &Path, layout: &Layout) -> Result<(u64, bool)> {
 /// entries are ignored (the fcntl lock is the other detector).
 pub fn server_open_files(host: &Host) -> HashSet<PathBuf> {
     let mut out = HashSet::new();
-    let Ok(pids) = host.list("/proc") else {
-        return out;
-    };
-    for pid in pids
-        .iter()
-        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
-    {
-        let comm = host
-            .read_trim(format!("/proc/{pid}/comm"))
-            .unwrap_or_default();
-        if comm != "mysqld" && comm != "mariadbd" {
-            continue;
-        }
+    for pid in crate::probe::mysqld::server_pids(host) {
         let fd_dir = format!("/proc/{pid}/fd");
         for fd in host.list(&fd_dir).unwrap_or_default() {
             if let Ok(target) = host.resolve(format!("{fd_dir}/{fd}")) {

@@ -84,19 +84,30 @@ pub fn parse_limit(limits: &str, name: &str) -> Option<Limit> {
     None
 }
 
-/// Every mysqld/mariadbd process, lowest pid first.
-pub fn find(host: &Host) -> Vec<Mysqld> {
+/// Pids of every running mysqld/mariadbd, lowest first (by `/proc/PID/comm`).
+/// Shared by probe and by checksum's "is a server using this file" check.
+pub fn server_pids(host: &Host) -> Vec<u32> {
     let mut pids: Vec<u32> = host
         .list("/proc")
         .unwrap_or_default()
         .iter()
         .filter_map(|n| n.parse().ok())
+        .filter(|pid| {
+            host.read_trim(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c == "mysqld" || c == "mariadbd")
+        })
         .collect();
     pids.sort_unstable();
-    pids.into_iter()
+    pids
+}
+
+/// Every mysqld/mariadbd process, lowest pid first.
+pub fn find(host: &Host) -> Vec<Mysqld> {
+    server_pids(host)
+        .into_iter()
         .filter_map(|pid| {
             let comm = host.read_trim(format!("/proc/{pid}/comm")).ok()?;
-            (comm == "mysqld" || comm == "mariadbd").then(|| describe(host, pid, comm))
+            Some(describe(host, pid, comm))
         })
         .collect()
 }
