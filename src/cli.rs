@@ -25,7 +25,13 @@ pub struct Cli {
     pub color: ColorChoice,
 
     /// Read /sys, /proc and /etc under DIR instead of / (replay a host from a fixture tree).
-    #[arg(long, global = true, hide = true, value_name = "DIR", default_value = "/")]
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        value_name = "DIR",
+        default_value = "/"
+    )]
     pub root: PathBuf,
 
     #[command(subcommand)]

@@ -12,7 +12,11 @@ fn main() {
     let cli = match innotune::cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { exit::ERROR } else { exit::OK };
+            let code = if e.use_stderr() {
+                exit::ERROR
+            } else {
+                exit::OK
+            };
             let _ = e.print();
             std::process::exit(code);
         }

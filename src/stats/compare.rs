@@ -109,7 +109,7 @@ pub fn compare(
     let mut rng = SmallRng::seed_from_u64(opts.seed);
     let p_value = rank_sum_p(baseline, candidate, &mut rng);
     let (mb, mc) = (median(baseline), median(candidate));
-    if baseline.is_empty() || candidate.is_empty() || !(mb > 0.0) || !mc.is_finite() {
+    if baseline.is_empty() || candidate.is_empty() || mb.is_nan() || mb <= 0.0 || !mc.is_finite() {
         return Comparison {
             ratio: None,
             ci_low: None,
