@@ -38,6 +38,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: variant size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Report the storage stack under a path: mount, devices, schedulers, host and server limits.

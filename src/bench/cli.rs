@@ -1,4 +1,123 @@
+//! `innotune bench` flags. Job options carry fio's names (and accept the
+//! dashed spelling); each is applied through `job::JobSpec::set`, the same
+//! table job files and presets use.
+
 use clap::Args;
+use std::path::PathBuf;
 
 #[derive(Debug, Args)]
-pub struct BenchArgs {}
+#[command(after_help = "Examples:
+  innotune bench --preset page-read --directory /var/lib/bench --runtime 30s
+  innotune bench --rw randread --bs 16k --iodepth 32 --direct=1 --size 4g --runtime 60 --directory /data/x
+  innotune bench --job-file jobs.toml
+  innotune bench --list-presets
+  innotune bench --cleanup --directory /data/x
+
+Files are innotune-<job>.<n> in --directory, listed in DIR/.innotune-bench; only
+those are ever written or removed. With --runtime the run is time-based (files
+are wrapped around); without it each job transfers --io_size per thread
+(default: one pass over its files).")]
+pub struct BenchArgs {
+    /// Run a preset (see --list-presets); job flags given too override it.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// List presets with their settings and exit.
+    #[arg(long)]
+    pub list_presets: bool,
+    /// Jobs from a TOML file: a [global] table and [[job]] tables, fio's option names.
+    #[arg(long, value_name = "FILE.toml")]
+    pub job_file: Option<PathBuf>,
+    /// Directory for the job files (must exist).
+    #[arg(long, value_name = "DIR")]
+    pub directory: Option<PathBuf>,
+    /// Remove innotune's files from --directory (after the run, if a job is given).
+    #[arg(long)]
+    pub cleanup: bool,
+    /// Allow --filename to be a raw block device (never when mounted).
+    #[arg(long)]
+    pub allow_raw_device: bool,
+    /// Allow a --directory that looks like a MySQL/MariaDB data directory.
+    #[arg(long)]
+    pub allow_datadir: bool,
+
+    /// Job name (names its files).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// read|write|randread|randwrite|randrw|rw.
+    #[arg(long)]
+    pub rw: Option<String>,
+    /// Percent of reads in randrw/rw (default 50).
+    #[arg(long)]
+    pub rwmixread: Option<String>,
+    /// Block size, fio units (16k, 1m; default 4k).
+    #[arg(long)]
+    pub bs: Option<String>,
+    /// I/Os in flight per thread (default 1; > 1 selects io_uring).
+    #[arg(long)]
+    pub iodepth: Option<String>,
+    /// Threads running the job (default 1).
+    #[arg(long)]
+    pub numjobs: Option<String>,
+    /// O_DIRECT; `--direct` or fio's `--direct=1` / `--direct=0`.
+    #[arg(long, num_args = 0..=1, default_missing_value = "1", value_name = "0|1")]
+    pub direct: Option<String>,
+    /// fsync after every N writes of a thread.
+    #[arg(long, value_name = "N")]
+    pub fsync: Option<String>,
+    /// fdatasync after every N writes of a thread.
+    #[arg(long, value_name = "N")]
+    pub fdatasync: Option<String>,
+    /// Open with O_DSYNC; `--sync` or `--sync=1`.
+    #[arg(long, num_args = 0..=1, default_missing_value = "1", value_name = "0|1")]
+    pub sync: Option<String>,
+    /// Measured window (10s, 2m); makes the run time-based.
+    #[arg(long)]
+    pub runtime: Option<String>,
+    /// Warm-up before the window, excluded from results.
+    #[arg(long = "ramp_time", visible_alias = "ramp-time")]
+    pub ramp_time: Option<String>,
+    /// Total size of a job's files (default 1g).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Bytes each thread transfers when not time-based.
+    #[arg(long = "io_size", visible_alias = "io-size")]
+    pub io_size: Option<String>,
+    /// Number of files the size is split over (default 1).
+    #[arg(long)]
+    pub nrfiles: Option<String>,
+    /// sync|io_uring|auto (default auto: io_uring when iodepth > 1).
+    #[arg(long)]
+    pub ioengine: Option<String>,
+    /// A raw block device instead of files (needs --allow-raw-device).
+    #[arg(long, value_name = "DEV")]
+    pub filename: Option<PathBuf>,
+}
+
+impl BenchArgs {
+    /// The job options given on the command line, as (fio name, value).
+    pub fn job_options(&self) -> Vec<(&'static str, String)> {
+        let mut v = Vec::new();
+        let mut put = |k: &'static str, o: &Option<String>| {
+            if let Some(x) = o {
+                v.push((k, x.clone()));
+            }
+        };
+        put("rw", &self.rw);
+        put("rwmixread", &self.rwmixread);
+        put("bs", &self.bs);
+        put("iodepth", &self.iodepth);
+        put("numjobs", &self.numjobs);
+        put("direct", &self.direct);
+        put("fsync", &self.fsync);
+        put("fdatasync", &self.fdatasync);
+        put("sync", &self.sync);
+        put("size", &self.size);
+        put("io_size", &self.io_size);
+        put("nrfiles", &self.nrfiles);
+        put("ioengine", &self.ioengine);
+        if let Some(f) = &self.filename {
+            v.push(("filename", f.display().to_string()));
+        }
+        v
+    }
+}

@@ -1,27 +1,50 @@
 //! `innotune bench`: the I/O load generator.
+//!
+//! - [`job`]: typed job options (fio's names, one table for CLI/TOML/presets)
+//! - [`presets`]: the practice's measurements, named for what they model
+//! - [`files`]: layout, ownership manifest, safety refusals
+//! - [`engine`]: sync (pread/pwrite) and io_uring behind one trait
+//! - [`runner`]: threads, ramp, stop rules, syncs, series, CPU
+//! - [`result`]: typed results (the JSON schema); [`render`]: text output
 pub mod cli;
+pub mod engine;
+pub mod files;
+pub mod job;
+pub mod presets;
+pub mod render;
 pub mod result;
+pub mod runner;
 
+use crate::error::Fix;
 use crate::Ctx;
 use anyhow::{bail, Result};
-use std::path::Path;
+use job::{JobSpec, Scope};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-
-pub fn run(_args: cli::BenchArgs, _ctx: &Ctx) -> Result<i32> {
-    bail!("bench: not implemented yet")
-}
 
 /// A set of jobs that run together (e.g. `mixed` = a random reader and a
 /// sequential writer), as named by a preset or a job file.
 #[derive(Debug, Clone)]
 pub struct Workload {
     pub name: String,
+    pub jobs: Vec<JobSpec>,
+    /// Where the jobs' files live.
+    pub directory: PathBuf,
+    /// The preset's or job file's own window, used by the CLI when the user
+    /// gives no `--runtime` (run_workload always takes [`RunOpts`]).
+    pub default_runtime: Option<Duration>,
+    pub default_ramp: Duration,
+    pub allow_datadir: bool,
+    pub allow_raw_device: bool,
 }
 
 /// Options for one measured run of a workload.
 #[derive(Debug, Clone)]
 pub struct RunOpts {
-    /// Measured window.
+    /// Measured window. `Duration::ZERO` means not time-based: each job
+    /// stops after its `io_size` per thread (default one pass over its files).
     pub runtime: Duration,
     /// Warm-up before the window, excluded from results.
     pub ramp: Duration,
@@ -29,12 +52,329 @@ pub struct RunOpts {
     pub progress: bool,
 }
 
+/// Set by Ctrl-C during `innotune bench`; runs end early and keep their
+/// results. Other commands may register their own handler on it.
+pub fn interrupt_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
+        .clone()
+}
+
 /// A preset (`page-read`, `mixed`, …) or a TOML job file, with its files in `directory`.
-pub fn load_workload(_name_or_file: &str, _directory: &Path) -> Result<Workload> {
-    bail!("bench: not implemented yet")
+pub fn load_workload(name_or_file: &str, directory: &Path) -> Result<Workload> {
+    let mut w = if let Some(p) = presets::find(name_or_file) {
+        Workload {
+            name: p.name.to_string(),
+            jobs: p.jobs()?,
+            directory: directory.to_path_buf(),
+            default_runtime: Some(presets::DEFAULT_RUNTIME),
+            default_ramp: Duration::ZERO,
+            allow_datadir: false,
+            allow_raw_device: false,
+        }
+    } else if Path::new(name_or_file).is_file() {
+        load_job_file(Path::new(name_or_file))?
+    } else {
+        bail!(Fix::new(
+            format!("no preset or job file named {name_or_file:?}"),
+            format!(
+                "use one of {} or the path of a TOML job file",
+                presets::PRESETS
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        ));
+    };
+    w.directory = directory.to_path_buf();
+    Ok(w)
+}
+
+fn toml_value_text(key: &str, v: &toml::Value) -> Result<String> {
+    Ok(match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Boolean(b) => (*b as u8).to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        _ => bail!(Fix::new(
+            format!("job file: {key} must be a string, number or boolean"),
+            format!("write it like {key} = \"16k\" or {key} = 1")
+        )),
+    })
+}
+
+/// Parse a TOML job file: `[global]` (workload options, and job options as
+/// defaults for every job) and one `[[job]]` table per job, fio's names.
+pub fn load_job_file(path: &Path) -> Result<Workload> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| files::io_fix(e, path, "read job file"))?;
+    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        Fix::new(
+            format!(
+                "job file {}: {}",
+                path.display(),
+                e.message().replace('\n', " ")
+            ),
+            "fix the TOML syntax ([global] and [[job]] tables of key = value)",
+        )
+    })?;
+    let mut base = JobSpec::default();
+    let mut w = Workload {
+        name: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "jobs".into()),
+        jobs: Vec::new(),
+        directory: PathBuf::from("."),
+        default_runtime: None,
+        default_ramp: Duration::ZERO,
+        allow_datadir: false,
+        allow_raw_device: false,
+    };
+    let mut dir_set = false;
+    for k in doc.keys() {
+        if k != "global" && k != "job" {
+            bail!(Fix::new(
+                format!("job file: unknown table {k:?}"),
+                "use [global] and [[job]] tables"
+            ));
+        }
+    }
+    if let Some(g) = doc.get("global") {
+        let g = g
+            .as_table()
+            .ok_or_else(|| Fix::new("job file: global must be a table", "write it as [global]"))?;
+        for (k, v) in g {
+            let val = toml_value_text(k, v)?;
+            match job::canonical(k).map(|d| (d.name, d.scope)) {
+                Some(("runtime", _)) => {
+                    w.default_runtime = Some(crate::units::parse_duration(&val)?)
+                }
+                Some(("ramp_time", _)) => w.default_ramp = crate::units::parse_duration(&val)?,
+                Some(("directory", _)) => {
+                    w.directory = PathBuf::from(val);
+                    dir_set = true;
+                }
+                Some((_, Scope::Job)) => base.set(k, &val)?,
+                _ => base.set(k, &val)?, // unknown: set() names the fix
+            }
+        }
+    }
+    let jobs = match doc.get("job") {
+        Some(toml::Value::Array(a)) => a.clone(),
+        _ => bail!(Fix::new(
+            format!("job file {} has no jobs", path.display()),
+            "add at least one [[job]] table with rw = \"…\""
+        )),
+    };
+    for (i, j) in jobs.iter().enumerate() {
+        let t = j
+            .as_table()
+            .ok_or_else(|| Fix::new("job file: job must be a table", "write [[job]]"))?;
+        let mut spec = base.clone();
+        spec.name = format!("job{i}");
+        for (k, v) in t {
+            spec.set(k, &toml_value_text(k, v)?)?;
+        }
+        w.jobs.push(spec);
+    }
+    check_unique_names(&w.jobs)?;
+    if !dir_set {
+        w.directory = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        // The file's directory is only a fallback; the CLI tells the user.
+    }
+    Ok(w)
+}
+
+fn check_unique_names(jobs: &[JobSpec]) -> Result<()> {
+    for (i, a) in jobs.iter().enumerate() {
+        if jobs[..i].iter().any(|b| b.name == a.name) {
+            bail!(Fix::new(
+                format!("two jobs are named {:?}; they would share files", a.name),
+                "give each job its own name"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Lay out (or reuse) the workload's files, then run it once.
-pub fn run_workload(_w: &Workload, _opts: &RunOpts) -> Result<result::WorkloadResult> {
-    bail!("bench: not implemented yet")
+/// Prints nothing (a progress line only if `opts.progress` and on a terminal).
+pub fn run_workload(w: &Workload, opts: &RunOpts) -> Result<result::WorkloadResult> {
+    if w.jobs.is_empty() {
+        bail!(Fix::new(
+            "the workload has no jobs",
+            "give --rw, --preset or --job-file"
+        ));
+    }
+    for j in &w.jobs {
+        j.validate()?;
+    }
+    check_unique_names(&w.jobs)?;
+    let files = w
+        .jobs
+        .iter()
+        .map(|j| files::prepare(&w.directory, j, w.allow_datadir, w.allow_raw_device))
+        .collect::<Result<Vec<_>>>()?;
+    let win = runner::Window {
+        runtime: (!opts.runtime.is_zero()).then_some(opts.runtime),
+        ramp: opts.ramp,
+        progress: opts.progress,
+        interrupt: Some(interrupt_flag()),
+    };
+    let mut r = runner::run(&w.jobs, &files, &win)?;
+    r.name = w.name.clone();
+    Ok(r)
+}
+
+pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
+    if args.list_presets {
+        return ctx.emit(&render::PresetList::build()?);
+    }
+    let have_job = args.preset.is_some() || args.job_file.is_some() || args.rw.is_some();
+    if args.preset.is_some() && args.job_file.is_some() {
+        bail!(Fix::new(
+            "--preset and --job-file both given",
+            "choose one of them"
+        ));
+    }
+    if !have_job {
+        if args.cleanup {
+            let dir = args.directory.clone().ok_or_else(|| {
+                Fix::new("--cleanup needs --directory", "give the directory to clean")
+            })?;
+            let removed = files::cleanup(&dir)?;
+            return ctx.emit(&render::BenchReport {
+                directory: dir.display().to_string(),
+                result: None,
+                removed: removed.iter().map(|p| p.display().to_string()).collect(),
+            });
+        }
+        bail!(Fix::new(
+            "nothing to run",
+            "give --rw MODE, --preset NAME (see --list-presets) or --job-file FILE.toml"
+        ));
+    }
+
+    let mut w = if let Some(p) = &args.preset {
+        load_workload(p, Path::new("."))?
+    } else if let Some(f) = &args.job_file {
+        load_job_file(f)?
+    } else {
+        Workload {
+            name: "cli".into(),
+            jobs: vec![JobSpec::default()],
+            directory: PathBuf::from("."),
+            default_runtime: None,
+            default_ramp: Duration::ZERO,
+            allow_datadir: false,
+            allow_raw_device: false,
+        }
+    };
+    let file_dir = args.job_file.is_some() && w.directory != Path::new(".");
+    match (&args.directory, &args.filename) {
+        (Some(d), _) => w.directory = d.clone(),
+        (None, _) if file_dir => {}
+        (None, Some(_)) => {}
+        (None, None) => bail!(Fix::new(
+            "no --directory given",
+            "give --directory DIR on the filesystem to measure (innotune creates its files there)"
+        )),
+    }
+    w.allow_datadir = args.allow_datadir;
+    w.allow_raw_device = args.allow_raw_device;
+    let opts = args.job_options();
+    for j in &mut w.jobs {
+        for (k, v) in &opts {
+            j.set(k, v)?;
+        }
+    }
+    if let Some(n) = &args.name {
+        if w.jobs.len() != 1 {
+            bail!(Fix::new(
+                "--name applies to a single job",
+                "name jobs in the job file"
+            ));
+        }
+        w.jobs[0].set("name", n)?;
+    }
+    if args.rw.is_some() && args.preset.is_none() && args.job_file.is_none() && args.name.is_none()
+    {
+        w.jobs[0].name = w.jobs[0].rw.as_str().to_string();
+    }
+    let runtime = match &args.runtime {
+        Some(r) => crate::units::parse_duration(r)?,
+        None if args.io_size.is_some() => Duration::ZERO,
+        None => w.default_runtime.unwrap_or(Duration::ZERO),
+    };
+    let ramp = match &args.ramp_time {
+        Some(r) => crate::units::parse_duration(r)?,
+        None => w.default_ramp,
+    };
+    let run_opts = RunOpts {
+        runtime,
+        ramp,
+        progress: ctx.format == crate::output::Format::Text
+            && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    };
+    let flag = interrupt_flag();
+    let sig = signal_hook::flag::register(signal_hook::consts::SIGINT, flag.clone()).ok();
+    let res = run_workload(&w, &run_opts);
+    if let Some(id) = sig {
+        signal_hook::low_level::unregister(id);
+    }
+    let res = res?;
+    let removed = if args.cleanup {
+        files::cleanup(&w.directory)?
+    } else {
+        Vec::new()
+    };
+    ctx.emit(&render::BenchReport {
+        directory: w.directory.display().to_string(),
+        result: Some(res),
+        removed: removed.iter().map(|p| p.display().to_string()).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_file_global_defaults_and_jobs() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("w.toml");
+        std::fs::write(
+            &f,
+            "[global]\nruntime = \"2s\"\nramp_time = 1\nbs = \"16k\"\ndirect = true\n\
+             [[job]]\nname = \"r\"\nrw = \"randread\"\niodepth = 8\n\
+             [[job]]\nname = \"w\"\nrw = \"write\"\nbs = \"1m\"\n",
+        )
+        .unwrap();
+        let w = load_workload(f.to_str().unwrap(), d.path()).unwrap();
+        assert_eq!(w.jobs.len(), 2);
+        assert_eq!(w.default_runtime, Some(Duration::from_secs(2)));
+        assert_eq!(w.default_ramp, Duration::from_secs(1));
+        assert_eq!(
+            (w.jobs[0].bs, w.jobs[0].iodepth, w.jobs[0].direct),
+            (16384, 8, true)
+        );
+        assert_eq!(w.jobs[1].bs, 1 << 20);
+        std::fs::write(&f, "[[job]]\nrw = \"randread\"\nruntime = 3\n").unwrap();
+        assert!(load_job_file(&f).is_err());
+        std::fs::write(&f, "[[job]]\nrw = \"sideways\"\n").unwrap();
+        assert!(load_job_file(&f)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown rw"));
+    }
+
+    #[test]
+    fn unknown_preset_names_the_choices() {
+        let e = load_workload("nope", Path::new("/tmp"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("page-read") && e.contains("fix:"), "{e}");
+    }
 }

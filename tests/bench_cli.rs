@@ -1,0 +1,580 @@
+//! `innotune bench` through the real binary, on real files in a temp dir
+//! under /var/tmp (ext4, O_DIRECT works), with short runs.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command as Sys;
+
+fn tmpdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("innotune-bench-test")
+        .tempdir_in("/var/tmp")
+        .unwrap()
+}
+
+fn cmd() -> Command {
+    Command::cargo_bin("innotune").unwrap()
+}
+
+/// Run `innotune --format json bench ARGS`, expect success, return `result`.
+fn bench_json(args: &[&str]) -> Value {
+    let out = cmd()
+        .args(["--format", "json", "bench"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "bench {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["tool"], "innotune");
+    assert_eq!(v["command"], "bench");
+    v["result"].clone()
+}
+
+/// Run bench expecting exit 2 and one error line; return that line.
+fn bench_err(args: &[&str]) -> String {
+    let out = cmd().arg("bench").args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?} should fail");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(err.starts_with("innotune: error: "), "{err}");
+    err
+}
+
+fn d(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
+}
+
+#[test]
+fn every_rw_mode_and_engine_transfers_io_size() {
+    let t = tmpdir();
+    for engine in ["sync", "io_uring"] {
+        for rw in ["read", "write", "randread", "randwrite", "randrw", "rw"] {
+            let r = bench_json(&[
+                "--rw",
+                rw,
+                "--bs",
+                "16k",
+                "--size",
+                "4m",
+                "--io_size",
+                "1m",
+                "--direct=1",
+                "--iodepth",
+                "4",
+                "--ioengine",
+                engine,
+                "--directory",
+                d(t.path()),
+            ]);
+            let job = &r["result"]["jobs"][0];
+            assert_eq!(job["ioengine"], engine);
+            let mut ios = 0;
+            for dir in ["read", "write"] {
+                let s = &job[dir];
+                if s.is_null() {
+                    continue;
+                }
+                assert_eq!(
+                    u(&s["io_bytes"]),
+                    u(&s["total_ios"]) * 16384,
+                    "{rw} {engine}"
+                );
+                assert_eq!(u(&s["clat_ns"]["n"]), u(&s["total_ios"]));
+                if u(&s["total_ios"]) > 0 {
+                    assert!(s["iops"].as_f64().unwrap() > 0.0);
+                    assert!(u(&s["clat_ns"]["p99"]) >= u(&s["clat_ns"]["p50"]));
+                    assert!(u(&s["clat_ns"]["max"]) >= u(&s["clat_ns"]["p99"]));
+                }
+                ios += u(&s["total_ios"]);
+            }
+            // io_size is per thread: 1 MiB / 16 KiB = 64 I/Os, then it stops.
+            assert_eq!(ios, 64, "{rw} {engine}");
+            let reads_expected = matches!(rw, "read" | "randread" | "randrw" | "rw");
+            let writes_expected = matches!(rw, "write" | "randwrite" | "randrw" | "rw");
+            assert_eq!(!job["read"].is_null(), reads_expected, "{rw}");
+            assert_eq!(!job["write"].is_null(), writes_expected, "{rw}");
+        }
+    }
+}
+
+#[test]
+fn randrw_mix_follows_rwmixread() {
+    let t = tmpdir();
+    let r = bench_json(&[
+        "--rw",
+        "randrw",
+        "--rwmixread",
+        "70",
+        "--bs",
+        "4k",
+        "--size",
+        "8m",
+        "--io_size",
+        "8m",
+        "--directory",
+        d(t.path()),
+    ]);
+    let job = &r["result"]["jobs"][0];
+    let (rd, wr) = (u(&job["read"]["total_ios"]), u(&job["write"]["total_ios"]));
+    assert_eq!(rd + wr, 2048);
+    let pct = rd as f64 * 100.0 / 2048.0;
+    assert!((65.0..75.0).contains(&pct), "read share {pct}%");
+}
+
+#[test]
+fn fsync_every_n_writes_is_counted() {
+    let t = tmpdir();
+    for (flag, kind) in [("--fsync", "fsync"), ("--fdatasync", "fdatasync")] {
+        let r = bench_json(&[
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--size",
+            "4m",
+            "--io_size",
+            "400k",
+            flag,
+            "5",
+            "--directory",
+            d(t.path()),
+        ]);
+        let job = &r["result"]["jobs"][0];
+        let writes = u(&job["write"]["total_ios"]);
+        assert_eq!(writes, 100);
+        assert_eq!(job["sync"]["kind"], kind);
+        assert_eq!(u(&job["sync"]["total_ios"]), writes / 5);
+        assert!(u(&job["sync"]["lat_ns"]["p50"]) > 0);
+    }
+}
+
+#[test]
+fn ramp_is_excluded_and_series_is_per_second() {
+    let t = tmpdir();
+    let r = bench_json(&[
+        "--rw",
+        "randread",
+        "--bs",
+        "16k",
+        "--size",
+        "16m",
+        "--direct=1",
+        "--runtime",
+        "2",
+        "--ramp_time",
+        "1",
+        "--directory",
+        d(t.path()),
+    ]);
+    let res = &r["result"];
+    assert_eq!(u(&res["ramp_ms"]), 1000);
+    assert_eq!(res["time_based"], true);
+    let job = &res["jobs"][0];
+    // The window is the runtime only, not ramp + runtime.
+    assert_eq!(u(&job["runtime_ms"]), 2000);
+    let series = job["series"].as_array().unwrap();
+    assert_eq!(series.len(), 2);
+    let sum: u64 = series.iter().map(|s| u(&s["read_iops"])).sum();
+    let total = u(&job["read"]["total_ios"]);
+    assert!(total > 0);
+    // Series counts the same I/Os as the totals (the last partial ms aside).
+    assert!(
+        sum <= total && total - sum <= total / 50 + 5,
+        "{sum} vs {total}"
+    );
+    let iops = job["read"]["iops"].as_f64().unwrap();
+    assert!((iops * 2.0 - total as f64).abs() < 2.0);
+    assert!(job["cpu"]["ns_per_io"].as_f64().unwrap() > 0.0);
+    assert!(
+        job["cpu"]["sys_cpu"].as_f64().unwrap() + job["cpu"]["usr_cpu"].as_f64().unwrap() > 0.0
+    );
+}
+
+#[test]
+fn files_are_real_reused_and_cleaned_only_if_ours() {
+    let t = tmpdir();
+    let args = [
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--size",
+        "6m",
+        "--nrfiles",
+        "3",
+        "--io_size",
+        "64k",
+        "--name",
+        "lay",
+        "--directory",
+        d(t.path()),
+    ];
+    bench_json(&args);
+    let f0 = t.path().join("innotune-lay.0");
+    let md = std::fs::metadata(&f0).unwrap();
+    assert_eq!(md.len(), 2 << 20);
+    assert!(md.blocks() * 512 >= md.len(), "laid-out file is sparse");
+    for i in 0..3 {
+        assert!(t.path().join(format!("innotune-lay.{i}")).exists());
+    }
+    bench_json(&args);
+    let md2 = std::fs::metadata(&f0).unwrap();
+    assert_eq!(
+        (md.ino(), md.mtime_nsec()),
+        (md2.ino(), md2.mtime_nsec()),
+        "not reused"
+    );
+
+    std::fs::write(t.path().join("notes.txt"), "mine").unwrap();
+    let r = bench_json(&["--cleanup", "--directory", d(t.path())]);
+    assert_eq!(r["removed"].as_array().unwrap().len(), 3);
+    assert!(!f0.exists());
+    assert!(t.path().join("notes.txt").exists());
+}
+
+#[test]
+fn refuses_files_it_did_not_create_and_datadirs() {
+    let t = tmpdir();
+    std::fs::write(t.path().join("innotune-randwrite.0"), "precious").unwrap();
+    let e = bench_err(&[
+        "--rw",
+        "randwrite",
+        "--size",
+        "1m",
+        "--directory",
+        d(t.path()),
+    ]);
+    assert!(e.contains("did not create") && e.contains("fix:"), "{e}");
+    assert_eq!(
+        std::fs::read(t.path().join("innotune-randwrite.0")).unwrap(),
+        b"precious"
+    );
+
+    let dd = tmpdir();
+    std::fs::create_dir(dd.path().join("mysql")).unwrap();
+    std::fs::write(dd.path().join("ibdata1"), "").unwrap();
+    let e = bench_err(&[
+        "--rw",
+        "randwrite",
+        "--size",
+        "1m",
+        "--directory",
+        d(dd.path()),
+    ]);
+    assert!(
+        e.contains("MySQL data directory") && e.contains("--allow-datadir"),
+        "{e}"
+    );
+    assert!(!dd.path().join(".innotune-bench").exists());
+    bench_json(&[
+        "--rw",
+        "randwrite",
+        "--size",
+        "1m",
+        "--io_size",
+        "4k",
+        "--allow-datadir",
+        "--directory",
+        d(dd.path()),
+    ]);
+}
+
+#[test]
+fn bad_input_gives_one_line_with_a_fix() {
+    let t = tmpdir();
+    let e = bench_err(&["--rw", "sideways", "--directory", d(t.path())]);
+    assert!(e.contains("unknown rw mode"), "{e}");
+    let e = bench_err(&["--rw", "read", "--bs", "1000", "--directory", d(t.path())]);
+    assert!(e.contains("multiple of 512"), "{e}");
+    let e = bench_err(&["--rw", "read", "--directory", "/nonexistent/innotune"]);
+    assert!(e.contains("does not exist"), "{e}");
+    let e = bench_err(&["--rw", "read"]);
+    assert!(e.contains("--directory"), "{e}");
+    let e = bench_err(&["--preset", "nope", "--directory", d(t.path())]);
+    assert!(e.contains("page-read"), "{e}");
+    let e = bench_err(&["--directory", d(t.path())]);
+    assert!(e.contains("nothing to run"), "{e}");
+}
+
+#[test]
+fn presets_are_listed_and_run() {
+    let out = cmd().args(["bench", "--list-presets"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let names = [
+        "page-read",
+        "page-write",
+        "fsync-4k",
+        "redo",
+        "seq-read",
+        "seq-write",
+        "mixed",
+    ];
+    for n in names {
+        assert!(text.contains(n), "{n} missing from --list-presets");
+    }
+    assert!(text.contains("numjobs=24") && text.contains("fsync=1") && text.contains("iodepth=32"));
+
+    let t = tmpdir();
+    for n in names {
+        // Small files and a size-based stop keep this quick; the preset's
+        // shape (threads, depth, bs, sync) is what is exercised.
+        let r = bench_json(&[
+            "--preset",
+            n,
+            "--size",
+            "8m",
+            "--io_size",
+            "1m",
+            "--directory",
+            d(t.path()),
+        ]);
+        let jobs = r["result"]["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), if n == "mixed" { 2 } else { 1 }, "{n}");
+        for j in jobs {
+            let ios: u64 = ["read", "write"]
+                .iter()
+                .filter(|k| !j[**k].is_null())
+                .map(|k| u(&j[*k]["total_ios"]))
+                .sum();
+            assert!(ios > 0, "{n} did no I/O");
+        }
+        if n == "page-read" {
+            // 24 threads × 1 MiB / 16 KiB.
+            assert_eq!(u(&jobs[0]["read"]["total_ios"]), 24 * 64);
+        }
+        if n == "fsync-4k" {
+            let j = &jobs[0];
+            assert_eq!(u(&j["sync"]["total_ios"]), u(&j["write"]["total_ios"]));
+        }
+        if n == "mixed" {
+            assert_eq!(jobs[1]["ioengine"], "io_uring");
+            assert_eq!(jobs[0]["ioengine"], "sync");
+        }
+    }
+    bench_json(&["--cleanup", "--directory", d(t.path())]);
+}
+
+#[test]
+fn toml_job_file_runs_jobs_together() {
+    let t = tmpdir();
+    let f = t.path().join("jobs.toml");
+    std::fs::write(
+        &f,
+        format!(
+            "[global]\ndirectory = \"{}\"\nruntime = \"1s\"\ndirect = 1\nsize = \"8m\"\n\
+             [[job]]\nname = \"reader\"\nrw = \"randread\"\nbs = \"16k\"\n\
+             [[job]]\nname = \"writer\"\nrw = \"write\"\nbs = \"1m\"\niodepth = 4\n",
+            t.path().display()
+        ),
+    )
+    .unwrap();
+    let r = bench_json(&["--job-file", d(&f)]);
+    let jobs = r["result"]["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0]["name"], "reader");
+    assert_eq!(jobs[1]["ioengine"], "io_uring");
+    assert_eq!(u(&jobs[0]["runtime_ms"]), 1000);
+    assert!(u(&jobs[0]["read"]["total_ios"]) > 0 && u(&jobs[1]["write"]["total_ios"]) > 0);
+    assert!(t.path().join("innotune-writer.0").exists());
+}
+
+#[test]
+fn json_names_follow_fio() {
+    let t = tmpdir();
+    let r = bench_json(&[
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "4m",
+        "--io_size",
+        "256k",
+        "--directory",
+        d(t.path()),
+    ]);
+    let s = &r["result"]["jobs"][0]["read"];
+    for k in ["iops", "bw", "bw_bytes", "io_bytes", "total_ios", "runtime"] {
+        assert!(!s[k].is_null(), "{k} missing");
+    }
+    let p = &s["clat_ns"]["percentile"];
+    for k in ["50.000000", "99.000000", "99.900000"] {
+        assert!(p[k].is_u64(), "{k} missing");
+    }
+    let bw = s["bw"].as_f64().unwrap();
+    let bwb = s["bw_bytes"].as_f64().unwrap();
+    assert!((bw * 1024.0 - bwb).abs() < 1.0);
+    // Text output is a table with the job.
+    let out = cmd()
+        .args([
+            "bench",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "4m",
+            "--io_size",
+            "64k",
+        ])
+        .args(["--directory", d(t.path())])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("IOPS") && text.contains("p99") && text.contains("randread"),
+        "{text}"
+    );
+}
+
+/// A mount made for a test, unmounted (and its directory removed) on drop.
+struct Mount(PathBuf);
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Sys::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+fn mount(fstype: &str, opts: &str) -> Mount {
+    let dir = tmpdir().keep();
+    let ok = Sys::new("mount")
+        .args(["-t", fstype, "-o", opts, fstype])
+        .arg(&dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mount {fstype}");
+    Mount(dir)
+}
+
+#[test]
+fn o_direct_unsupported_and_no_space_are_one_line() {
+    // Since Linux 6.6 tmpfs accepts O_DIRECT; ramfs still refuses it with
+    // EINVAL at open, which is the case to handle (also old tmpfs, some FUSE).
+    let m = mount("ramfs", "mode=755");
+    let e = bench_err(&[
+        "--rw",
+        "randread",
+        "--size",
+        "1m",
+        "--direct=1",
+        "--directory",
+        d(&m.0),
+    ]);
+    assert!(e.contains("O_DIRECT") && e.contains("--direct=0"), "{e}");
+
+    let small = mount("tmpfs", "size=2m");
+    let e = bench_err(&["--rw", "write", "--size", "8m", "--directory", d(&small.0)]);
+    assert!(
+        e.contains("not enough space") && e.contains("--size"),
+        "{e}"
+    );
+}
+
+/// A loop device on a temp file, detached (and unmounted) on drop.
+struct Loop {
+    dev: String,
+    mnt: Option<PathBuf>,
+    _file: tempfile::NamedTempFile,
+}
+impl Drop for Loop {
+    fn drop(&mut self) {
+        if let Some(m) = &self.mnt {
+            let _ = Sys::new("umount").arg(m).status();
+            let _ = std::fs::remove_dir(m);
+        }
+        let _ = Sys::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+#[test]
+fn raw_device_needs_flag_and_must_not_be_mounted() {
+    let file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
+    file.as_file().set_len(32 << 20).unwrap();
+    let out = Sys::new("losetup")
+        .args(["--direct-io=on", "-f", "--show"])
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "losetup");
+    let mut lo = Loop {
+        dev: String::from_utf8(out.stdout).unwrap().trim().to_string(),
+        mnt: None,
+        _file: file,
+    };
+    let dev = lo.dev.clone();
+
+    let e = bench_err(&["--rw", "randwrite", "--filename", &dev, "--size", "8m"]);
+    assert!(
+        e.contains("raw block device") && e.contains("--allow-raw-device"),
+        "{e}"
+    );
+
+    let r = bench_json(&[
+        "--rw",
+        "randrw",
+        "--bs",
+        "4k",
+        "--filename",
+        &dev,
+        "--size",
+        "8m",
+        "--io_size",
+        "256k",
+        "--direct=1",
+        "--allow-raw-device",
+    ]);
+    let job = &r["result"]["jobs"][0];
+    assert_eq!(job["files"][0], dev.as_str());
+    assert_eq!(
+        u(&job["read"]["total_ios"]) + u(&job["write"]["total_ios"]),
+        64
+    );
+
+    assert!(Sys::new("mkfs.ext4")
+        .args(["-q", &dev])
+        .status()
+        .unwrap()
+        .success());
+    let m = tmpdir().keep();
+    assert!(Sys::new("mount")
+        .arg(&dev)
+        .arg(&m)
+        .status()
+        .unwrap()
+        .success());
+    lo.mnt = Some(m);
+    let e = bench_err(&[
+        "--rw",
+        "randwrite",
+        "--filename",
+        &dev,
+        "--size",
+        "8m",
+        "--allow-raw-device",
+    ]);
+    assert!(e.contains("mounted"), "{e}");
+
+    // A regular file is never a --filename target.
+    let e = bench_err(&[
+        "--rw",
+        "randwrite",
+        "--filename",
+        "/etc/hostname",
+        "--size",
+        "1m",
+    ]);
+    assert!(e.contains("not a block device"), "{e}");
+}

@@ -1,0 +1,205 @@
+//! `innotune probe` on this machine: a loop device the test creates (file on
+//! the real disk → losetup --direct-io=on → mkfs.ext4 → mount with chosen
+//! options), probed through the public CLI. Expected values are read here
+//! independently (stat of the backing file, sysfs directly), not copied from
+//! innotune's own code. Needs root, losetup, mkfs.ext4 and mount.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command as Sys;
+
+fn sh(cmd: &str, args: &[&str]) -> String {
+    let out = Sys::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Unmounts and detaches on every exit path, panics included; the scratch
+/// directory (backing file, mount point) goes with the TempDir afterwards.
+struct LoopMount {
+    dev: Option<String>,
+    mnt: Option<PathBuf>,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for LoopMount {
+    fn drop(&mut self) {
+        if let Some(m) = self.mnt.take() {
+            let ok = Sys::new("umount")
+                .arg(&m)
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                let _ = Sys::new("umount").arg("-l").arg(&m).status();
+            }
+        }
+        if let Some(d) = self.dev.take() {
+            let _ = Sys::new("losetup").args(["-d", &d]).status();
+        }
+    }
+}
+
+/// Kernel name of the block device holding `p`, from stat's st_dev.
+fn device_of(p: &Path) -> String {
+    let dev = std::fs::metadata(p).unwrap().dev();
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    let target = std::fs::read_link(format!("/sys/dev/block/{maj}:{min}")).unwrap();
+    target.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// The sysfs block directory of a device, partition or not.
+fn sys_dir(name: &str) -> PathBuf {
+    std::fs::canonicalize(format!("/sys/class/block/{name}")).unwrap()
+}
+
+fn scheduler_line(name: &str) -> Option<String> {
+    let dir = sys_dir(name);
+    let disk = if dir.join("partition").exists() {
+        dir.parent().unwrap().to_path_buf()
+    } else {
+        dir
+    };
+    std::fs::read_to_string(disk.join("queue/scheduler"))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+fn check_schedulers(d: &Value, line: &str) {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let active = words
+        .iter()
+        .find(|w| w.starts_with('['))
+        .map(|w| w.trim_matches(['[', ']']))
+        .unwrap_or(words[0]);
+    let all: Vec<String> = words
+        .iter()
+        .map(|w| w.trim_matches(['[', ']']).to_string())
+        .collect();
+    assert_eq!(d["queue"]["scheduler"], active, "{}", d["name"]);
+    assert_eq!(
+        d["queue"]["schedulers_available"],
+        serde_json::json!(all),
+        "{}",
+        d["name"]
+    );
+}
+
+#[test]
+fn probe_names_loop_backing_file_and_disk_under_it() {
+    let dir = tempfile::Builder::new()
+        .prefix("innotune-probe-live-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let img = dir.path().join("disk.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let mut g = LoopMount {
+        dev: None,
+        mnt: None,
+        dir,
+    };
+    let dev = sh(
+        "losetup",
+        &["--direct-io=on", "-f", "--show", img.to_str().unwrap()],
+    );
+    g.dev = Some(dev.clone());
+    sh("mkfs.ext4", &["-q", "-F", &dev]);
+    let mnt = g.dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    sh(
+        "mount",
+        &[
+            "-o",
+            "noatime,nobarrier,discard",
+            &dev,
+            mnt.to_str().unwrap(),
+        ],
+    );
+    g.mnt = Some(mnt.clone());
+    let data = mnt.join("datadir");
+    std::fs::create_dir(&data).unwrap();
+
+    let out = Command::cargo_bin("innotune")
+        .unwrap()
+        .args(["probe", "--format", "json"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["result"];
+    let loop_name = dev.trim_start_matches("/dev/");
+    let canon_img = std::fs::canonicalize(&img).unwrap();
+
+    // The mount, with the options chosen above.
+    let m = &r["mount"];
+    assert_eq!(m["mount_point"], mnt.to_str().unwrap());
+    assert_eq!(m["source"], dev);
+    assert_eq!(m["fs_type"], "ext4");
+    assert_eq!(m["decoded"]["atime"], "noatime");
+    assert_eq!(m["decoded"]["barrier"], "off");
+    assert_eq!(m["decoded"]["discard"], "on");
+
+    // Top: the loop device and its backing file.
+    let stack = r["stack"].as_array().unwrap();
+    let top = &stack[0];
+    assert_eq!(top["name"], loop_name);
+    assert_eq!(top["kind"], "loop");
+    assert_eq!(top["relation"], "mounted");
+    assert_eq!(top["loop"]["backing_file"], canon_img.to_str().unwrap());
+    assert_eq!(top["loop"]["direct_io"], true);
+    check_schedulers(top, &scheduler_line(loop_name).unwrap());
+
+    // Below: the device holding the backing file, as stat sees it, and its disk.
+    let under = device_of(&canon_img);
+    let below = &stack[1];
+    assert_eq!(below["name"], under, "device under the backing file");
+    assert_eq!(below["relation"], "backing");
+    assert_eq!(below["parent"], loop_name);
+    let disk = if below["partition"].is_null() {
+        below
+    } else {
+        assert_eq!(stack[2]["relation"], "whole_disk");
+        &stack[2]
+    };
+    check_schedulers(
+        disk,
+        &scheduler_line(disk["name"].as_str().unwrap()).unwrap(),
+    );
+    if disk["name"].as_str().unwrap().starts_with("vd") {
+        assert_eq!(disk["kind"], "virtio");
+    }
+    let rot: u64 =
+        std::fs::read_to_string(sys_dir(disk["name"].as_str().unwrap()).join("queue/rotational"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+    assert_eq!(disk["queue"]["rotational"], rot == 1);
+
+    // The library contract sweep relies on.
+    let names = innotune::probe::stack_device_names(&innotune::host::Host::live(), &data).unwrap();
+    assert_eq!(names[0], loop_name);
+    assert_eq!(names[1], under);
+    drop(g);
+    assert!(
+        !sh("losetup", &["-a"]).contains(canon_img.to_str().unwrap()),
+        "loop device detached"
+    );
+}
