@@ -65,12 +65,17 @@ pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
         .join(" ");
-    let guard = Journal::begin(&command)?;
-    let started = Instant::now();
-
     // Work files live in a directory we create (so it is certainly ours)
     // and journal, so even a crash leaves nothing behind after `restore`.
+    // Workloads are loaded first: a typo must not touch the host.
     let workdir = path.join(format!(".innotune-sweep.{}", std::process::id()));
+    let loaded: Vec<bench::Workload> = workloads
+        .iter()
+        .map(|w| bench::load_workload(w, &workdir))
+        .collect::<Result<_>>()?;
+
+    let guard = Journal::begin(&command)?;
+    let started = Instant::now();
     std::fs::create_dir(&workdir).map_err(|e| {
         Fix::new(
             format!("cannot create work directory {}: {e}", workdir.display()),
@@ -78,11 +83,6 @@ pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
         )
     })?;
     guard.track_created(&workdir)?;
-
-    let loaded: Vec<bench::Workload> = workloads
-        .iter()
-        .map(|w| bench::load_workload(w, &workdir))
-        .collect::<Result<_>>()?;
     // Switching the scheduler resets nr_requests: remember it up front.
     for d in &devices {
         if d.nr_requests.is_some() {
