@@ -500,9 +500,12 @@ mod tests {
                         n: 100,
                         ..Default::default()
                     },
+                    ..Default::default()
                 }),
                 write: None,
+                ..Default::default()
             }],
+            ..Default::default()
         };
         Trial::from_result(round, 0, c, &r, vec![])
     }
