@@ -347,9 +347,14 @@ impl Guard {
         let path = path.as_ref();
         self.record_sysfs(host, path, Some(new_value))?;
         host.write(path, new_value).map_err(|e| {
+            let how = if e.kind() == io::ErrorKind::PermissionDenied {
+                "run as root (sysfs attributes are root-writable only)"
+            } else {
+                "check that the value is one the kernel accepts for this device"
+            };
             Fix::new(
                 format!("cannot write {new_value:?} to {}: {e}", path.display()),
-                "check that the value is one the kernel offers for this device",
+                how,
             )
         })?;
         Ok(())

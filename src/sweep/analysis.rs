@@ -403,9 +403,17 @@ pub fn recommend(
             None => (
                 baseline,
                 format!(
-                    "no candidate beat {} on any workload ({} objective); keeping the current setting",
+                    "no candidate beat {} on any workload ({} objective); {}",
                     base.label,
-                    objective_name(objective)
+                    objective_name(objective),
+                    if base.matches(&devices[0]) {
+                        "keeping the current setting".to_string()
+                    } else {
+                        format!(
+                            "ties go to the baseline (the current {} was not a candidate)",
+                            devices[0].scheduler
+                        )
+                    }
                 ),
             ),
         }
