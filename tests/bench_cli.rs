@@ -432,6 +432,12 @@ fn json_names_follow_fio() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
+    // Not a terminal: no progress line, nothing on stderr.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(
         text.contains("IOPS") && text.contains("p99") && text.contains("randread"),
         "{text}"
@@ -481,6 +487,10 @@ fn o_direct_unsupported_and_no_space_are_one_line() {
         e.contains("not enough space") && e.contains("--size"),
         "{e}"
     );
+
+    let ro = mount("tmpfs", "size=2m,ro");
+    let e = bench_err(&["--rw", "write", "--size", "1m", "--directory", d(&ro.0)]);
+    assert!(e.contains("read-only") && e.contains("fix:"), "{e}");
 }
 
 /// A loop device on a temp file, detached (and unmounted) on drop.
@@ -577,4 +587,166 @@ fn raw_device_needs_flag_and_must_not_be_mounted() {
         "1m",
     ]);
     assert!(e.contains("not a block device"), "{e}");
+}
+
+#[test]
+fn ctrl_c_ends_the_run_with_partial_results() {
+    let t = tmpdir();
+    // Lay the file out first, so the signal lands in the measured run.
+    bench_json(&[
+        "--rw",
+        "randread",
+        "--bs",
+        "16k",
+        "--size",
+        "8m",
+        "--io_size",
+        "16k",
+        "--directory",
+        d(t.path()),
+    ]);
+    let bin = assert_cmd::cargo::cargo_bin("innotune");
+    let child = Sys::new(bin)
+        .args([
+            "--format", "json", "bench", "--rw", "randread", "--bs", "16k", "--size", "8m",
+        ])
+        .args(["--runtime", "60", "--directory", d(t.path())])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["result"]["result"];
+    assert_eq!(r["interrupted"], true);
+    let ms = u(&r["jobs"][0]["runtime_ms"]);
+    assert!(ms > 0 && ms < 10_000, "runtime {ms} ms");
+    assert!(u(&r["jobs"][0]["read"]["total_ios"]) > 0);
+}
+
+#[test]
+fn o_direct_io_smaller_than_the_sector_is_one_line() {
+    let file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
+    file.as_file().set_len(8 << 20).unwrap();
+    let out = Sys::new("losetup")
+        .args(["--direct-io=on", "--sector-size", "4096", "-f", "--show"])
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "losetup");
+    let lo = Loop {
+        dev: String::from_utf8(out.stdout).unwrap().trim().to_string(),
+        mnt: None,
+        _file: file,
+    };
+    for (engine, depth) in [("sync", "1"), ("io_uring", "4")] {
+        let args = [
+            "--rw",
+            "randread",
+            "--bs",
+            "512",
+            "--direct=1",
+            "--filename",
+            &lo.dev,
+            "--allow-raw-device",
+            "--size",
+            "4m",
+            "--io_size",
+            "64k",
+            "--iodepth",
+            depth,
+            "--ioengine",
+            engine,
+        ];
+        let e = bench_err(&args);
+        assert!(
+            e.contains("O_DIRECT") && e.contains("logical block size"),
+            "{engine}: {e}"
+        );
+    }
+}
+
+#[test]
+fn writes_change_the_file_and_reads_do_not() {
+    let t = tmpdir();
+    let base = [
+        "--bs",
+        "16k",
+        "--size",
+        "4m",
+        "--io_size",
+        "1m",
+        "--direct=1",
+        "--name",
+        "h",
+        "--directory",
+        d(t.path()),
+    ];
+    let f = t.path().join("innotune-h.0");
+    for engine in ["sync", "io_uring"] {
+        let run = |rw: &str| {
+            let mut a = vec!["--rw", rw, "--ioengine", engine, "--iodepth", "1"];
+            if engine == "io_uring" {
+                a[5] = "8";
+            }
+            a.extend_from_slice(&base);
+            bench_json(&a);
+        };
+        run("randread");
+        let before = std::fs::read(&f).unwrap();
+        run("randread");
+        assert!(
+            std::fs::read(&f).unwrap() == before,
+            "a read job changed the file"
+        );
+        run("randwrite");
+        let after = std::fs::read(&f).unwrap();
+        let changed = before
+            .chunks(16384)
+            .zip(after.chunks(16384))
+            .filter(|(a, b)| a != b)
+            .count();
+        // 64 random 16 KiB writes over 256 blocks touch many distinct blocks.
+        assert!(changed >= 32, "{engine}: only {changed} blocks changed");
+        assert_eq!(after.len(), before.len());
+    }
+}
+
+#[test]
+fn permission_denied_is_one_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tmpdir();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // Run as nobody against a root-only directory.
+    let out = Sys::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("innotune"))
+        .args([
+            "bench",
+            "--rw",
+            "write",
+            "--size",
+            "1m",
+            "--directory",
+            d(t.path()),
+        ])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    if e.starts_with("setpriv:") {
+        // nobody cannot execute the test binary here (e.g. a 0700 home).
+        eprintln!("skipped: {e}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(e.contains("permission denied") && e.contains("fix:"), "{e}");
 }

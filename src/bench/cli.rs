@@ -16,7 +16,11 @@ use std::path::PathBuf;
 Files are innotune-<job>.<n> in --directory, listed in DIR/.innotune-bench; only
 those are ever written or removed. With --runtime the run is time-based (files
 are wrapped around); without it each job transfers --io_size per thread
-(default: one pass over its files).")]
+(default: one pass over its files). A job's --numjobs threads share its files
+(as sysbench's threads do; fio gives each clone its own) and are reported
+merged, as fio's group_reporting. Random offsets are uniform and
+block-aligned, drawn with replacement (fio's norandommap), the same sequence
+on every run (fio's randrepeat=1).")]
 pub struct BenchArgs {
     /// Run a preset (see --list-presets); job flags given too override it.
     #[arg(long, value_name = "NAME")]

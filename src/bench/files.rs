@@ -53,7 +53,7 @@ fn load_manifest(dir: &Path) -> Result<Manifest> {
 
 fn save_manifest(dir: &Path, m: &Manifest) -> Result<()> {
     let p = manifest_path(dir);
-    let tmp = dir.join(format!("{MANIFEST}.tmp"));
+    let tmp = dir.join(format!("{MANIFEST}.tmp.{}", std::process::id()));
     let body = serde_json::to_string_pretty(m)? + "\n";
     fs::write(&tmp, body).map_err(|e| io_fix(e, &tmp, "write"))?;
     fs::rename(&tmp, &p).map_err(|e| io_fix(e, &p, "write"))?;
@@ -101,6 +101,16 @@ const DATADIR_MARKERS: &[&str] = &[
     "mysql.ibd",
 ];
 
+/// Files only a server's datadir holds (no schema directories, no table
+/// files: `/var/lib` has a `mysql/` and a scratch dir may hold a copied .ibd).
+const STRONG_MARKERS: &[&str] = &[
+    "ibdata1",
+    "ib_logfile0",
+    "#innodb_redo",
+    "aria_log_control",
+    "mysql.ibd",
+];
+
 /// Why `dir` looks like a datadir, if it does.
 pub fn datadir_evidence(dir: &Path) -> Option<String> {
     for m in DATADIR_MARKERS {
@@ -143,6 +153,22 @@ pub fn check_dir(dir: &Path, allow_datadir: bool) -> Result<()> {
                 ),
                 "use an empty directory on the same filesystem, or pass --allow-datadir"
             ));
+        }
+        // A subdirectory of a datadir is a schema to the server.
+        let parent = fs::canonicalize(dir)
+            .ok()
+            .and_then(|c| c.parent().map(Path::to_path_buf));
+        if let Some(p) = parent {
+            if let Some(ev) = STRONG_MARKERS.iter().find(|m| p.join(m).exists()) {
+                bail!(Fix::new(
+                    format!(
+                        "{} is inside what looks like a MySQL data directory ({} has {ev})",
+                        dir.display(),
+                        p.display()
+                    ),
+                    "use a directory outside the datadir, or pass --allow-datadir"
+                ));
+            }
         }
     }
     Ok(())
@@ -253,7 +279,12 @@ fn write_file(p: &Path, size: u64) -> Result<()> {
     let mut buf = vec![0u8; 1 << 20];
     rand::thread_rng().fill_bytes(&mut buf);
     let mut left = size;
+    let interrupt = super::interrupt_flag();
     while left > 0 {
+        if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = fs::remove_file(p);
+            bail!("interrupted while laying out {}", p.display());
+        }
         let n = left.min(buf.len() as u64) as usize;
         // Vary the chunk so no two blocks are identical (dedup/compression).
         buf[..8].copy_from_slice(&left.to_le_bytes());
@@ -444,5 +475,9 @@ mod tests {
             .to_string();
         assert!(e.contains("MySQL data directory"), "{e}");
         prepare(dd.path(), &j, true, false).unwrap();
+        let sub = dd.path().join("schema");
+        fs::create_dir(&sub).unwrap();
+        let e = prepare(&sub, &j, false, false).unwrap_err().to_string();
+        assert!(e.contains("inside"), "{e}");
     }
 }

@@ -181,8 +181,8 @@ pub fn load_job_file(path: &Path) -> Result<Workload> {
     }
     check_unique_names(&w.jobs)?;
     if !dir_set {
-        w.directory = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        // The file's directory is only a fallback; the CLI tells the user.
+        // No directory in the file: the CLI asks for --directory.
+        w.directory = PathBuf::new();
     }
     Ok(w)
 }
@@ -272,7 +272,7 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
             allow_raw_device: false,
         }
     };
-    let file_dir = args.job_file.is_some() && w.directory != Path::new(".");
+    let file_dir = args.job_file.is_some() && !w.directory.as_os_str().is_empty();
     match (&args.directory, &args.filename) {
         (Some(d), _) => w.directory = d.clone(),
         (None, _) if file_dir => {}
@@ -302,6 +302,17 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
     if args.rw.is_some() && args.preset.is_none() && args.job_file.is_none() && args.name.is_none()
     {
         w.jobs[0].name = w.jobs[0].rw.as_str().to_string();
+    }
+    if args.preset.is_none() && args.job_file.is_none() {
+        w.name = w.jobs[0].name.clone();
+    }
+    for j in &w.jobs {
+        if j.engine() == job::EngineKind::Sync && j.iodepth > 1 {
+            crate::output::warn(format!(
+                "job {}: the sync engine keeps one I/O in flight per thread; iodepth={} is ignored (use --ioengine io_uring, or --numjobs for parallelism)",
+                j.name, j.iodepth
+            ));
+        }
     }
     let runtime = match &args.runtime {
         Some(r) => crate::units::parse_duration(r)?,

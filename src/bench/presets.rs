@@ -56,7 +56,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "redo",
-        models: "redo log: sequential 512-byte-aligned appends, fdatasync per commit group (one 512 B log block per group)",
+        models: "redo log: sequential 512-byte-aligned appends into a preallocated file, fdatasync per commit group (one 512 B log block per group, buffered as MySQL writes redo)",
         jobs: &[&[
             ("name", "redo"),
             ("rw", "write"),

@@ -324,8 +324,8 @@ struct State {
     end: Option<Instant>,
     issuing: bool,
     last_done: Instant,
-    ios: u64,
-    bytes: u64,
+    /// Including the ramp, for the progress line only.
+    all_ios: u64,
     bs: u64,
     err: Option<anyhow::Error>,
     direct: bool,
@@ -334,6 +334,7 @@ struct State {
 impl State {
     #[inline]
     fn complete(&mut self, op: Op, start: Instant, res: i64, done: Instant) {
+        self.all_ios += 1;
         if res != self.bs as i64 {
             if self.err.is_none() {
                 self.err = Some(io_error(res, op, self.bs, self.direct));
@@ -354,8 +355,6 @@ impl State {
             }
             self.series[sec][d * 2] += 1;
             self.series[sec][d * 2 + 1] += self.bs;
-            self.ios += 1;
-            self.bytes += self.bs;
             self.last_done = done;
         }
         if self.end.is_some_and(|e| done >= e) {
@@ -405,8 +404,7 @@ fn worker(idx: usize, mut plan: ThreadPlan, shared: &Shared, win: &Window) -> Re
         end: win.runtime.map(|r| measure_start + r),
         issuing: true,
         last_done: measure_start,
-        ios: 0,
-        bytes: 0,
+        all_ios: 0,
         bs: plan.bs,
         err: None,
         direct: plan.direct,
@@ -432,6 +430,7 @@ fn worker(idx: usize, mut plan: ThreadPlan, shared: &Shared, win: &Window) -> Re
         }
         if cpu0.is_none() && now >= measure_start {
             cpu0 = Some(thread_cpu_ns());
+            now = Instant::now();
         }
         if st.issuing && !need_sync {
             while let Some(slot) = free.pop() {
@@ -494,8 +493,15 @@ fn worker(idx: usize, mut plan: ThreadPlan, shared: &Shared, win: &Window) -> Re
             inflight -= reaped;
             now = t_done.unwrap_or_else(Instant::now);
         }
-        if let Some(e) = st.err.take() {
-            return Err(e);
+        if st.err.is_some() {
+            // Stop issuing, but let in-flight I/Os finish: the kernel may
+            // still write into their buffers, which are freed on return.
+            st.issuing = false;
+            need_sync = false;
+            if inflight == 0 {
+                return Err(st.err.take().expect("checked"));
+            }
+            continue;
         }
         if need_sync && inflight == 0 {
             for (i, d) in dirty.iter_mut().enumerate() {
@@ -526,8 +532,8 @@ fn worker(idx: usize, mut plan: ThreadPlan, shared: &Shared, win: &Window) -> Re
             writes_since_sync = 0;
         }
         if win.progress {
-            live.ios.store(st.ios, Ordering::Relaxed);
-            live.bytes.store(st.bytes, Ordering::Relaxed);
+            live.ios.store(st.all_ios, Ordering::Relaxed);
+            live.bytes.store(st.all_ios * st.bs, Ordering::Relaxed);
             if now >= next_flush {
                 next_flush = now + Duration::from_millis(250);
                 if let Some(r) = &mut st.recent {
@@ -536,6 +542,8 @@ fn worker(idx: usize, mut plan: ThreadPlan, shared: &Shared, win: &Window) -> Re
                     }
                     r.reset();
                 }
+                // The next I/O's clock starts after this bookkeeping.
+                now = Instant::now();
             }
         }
         if !st.issuing && inflight == 0 && !need_sync {

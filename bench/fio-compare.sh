@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# fio vs innotune bench on the same jobs, same file, same device.
+#
+# Makes a loop device (direct I/O) on a file under /var/tmp, puts ext4 on it,
+# lays out one file per job with innotune, then runs fio and innotune on that
+# very file, alternating (ABBA) for several rounds. Medians of IOPS, CPU per
+# I/O and p99 latency, with innotune/fio ratios, are appended to
+# bench/RESULTS.md with the command that reproduces them.
+#
+# CPU per I/O is measured the same way for both tools: user+sys CPU of the
+# whole process tree (getrusage(RUSAGE_CHILDREN) around the run) divided by
+# the I/Os the tool reports. fio runs with --norandommap, which is what
+# innotune does (uniform block-aligned offsets drawn with replacement).
+#
+# Usage: bench/fio-compare.sh [ROUNDS=3] [RUNTIME_S=10]
+#   env: INNOTUNE=path/to/binary (default: cargo build --release),
+#        SIZE_MB=1024 (file per job; the loop device holds 3 of them),
+#        BACKING=disk|ram: the loop device's file on /var/tmp (the real disk,
+#        default) or on a tmpfs (device time ~0, so the tools' own overhead
+#        decides IOPS and latency; needs 3*SIZE_MB of RAM)
+# Needs root (losetup, mount), fio, python3. Cleans up on every exit path.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${1:-3}
+RUNTIME=${2:-10}
+SIZE_MB=${SIZE_MB:-1024}
+SIZE="${SIZE_MB}m"
+BACKING=${BACKING:-disk}
+
+if [ -z "${INNOTUNE:-}" ]; then
+  cargo build --release -q
+  INNOTUNE="${CARGO_TARGET_DIR:-target}/release/innotune"
+fi
+command -v fio >/dev/null || { echo "fio-compare: fio is not installed (apt-get install fio)" >&2; exit 2; }
+
+WORK=$(mktemp -d /var/tmp/innotune-fio-compare.XXXXXX)
+MNT="$WORK/mnt"
+LOOP=""
+cleanup() {
+  set +e
+  mountpoint -q "$MNT" && umount "$MNT"
+  [ -n "$LOOP" ] && losetup -d "$LOOP"
+  # A detached loop device lets go of its file a moment later: retry.
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    mountpoint -q "$WORK/ram" || break
+    umount "$WORK/ram" 2>/dev/null || sleep 0.5
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+BACKFILE="$WORK/backing"
+if [ "$BACKING" = ram ]; then
+  mkdir -p "$WORK/ram"
+  mount -t tmpfs -o size=$((3 * SIZE_MB + 600))m tmpfs "$WORK/ram"
+  BACKFILE="$WORK/ram/backing"
+fi
+
+truncate -s "$((3 * SIZE_MB + 512))M" "$BACKFILE"
+LOOP=$(losetup --direct-io=on -f --show "$BACKFILE")
+mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
+mkdir -p "$MNT"
+mount "$LOOP" "$MNT"
+
+python3 - "$INNOTUNE" "$MNT" "$ROUNDS" "$RUNTIME" "$SIZE" "$LOOP" "$BACKING" <<'PY'
+import json, os, resource, statistics, subprocess, sys, datetime
+
+innotune, mnt, rounds, runtime, size, loop, backing = sys.argv[1:8]
+rounds, runtime = int(rounds), int(runtime)
+
+# name, rw, bs, iodepth, numjobs, engine (innotune name, fio name)
+JOBS = [
+    ("randread-qd32-uring", "randread", "16k", 32, 1, "io_uring", "io_uring"),
+    ("randread-16threads-sync", "randread", "16k", 1, 16, "sync", "psync"),
+    ("randwrite-qd16-uring", "randwrite", "16k", 16, 1, "io_uring", "io_uring"),
+]
+
+def timed(cmd):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return json.loads(out), cpu
+
+def innotune_cmd(j):
+    name, rw, bs, depth, nj, eng, _ = j
+    return [innotune, "--format", "json", "bench", "--name", name, "--rw", rw, "--bs", bs,
+            "--iodepth", str(depth), "--numjobs", str(nj), "--ioengine", eng, "--direct=1",
+            "--size", size, "--runtime", str(runtime), "--directory", mnt]
+
+def fio_cmd(j):
+    name, rw, bs, depth, nj, _, eng = j
+    return ["fio", "--name=" + name, "--filename=" + os.path.join(mnt, "innotune-%s.0" % name),
+            "--rw=" + rw, "--bs=" + bs, "--iodepth=%d" % depth, "--numjobs=%d" % nj,
+            "--ioengine=" + eng, "--direct=1", "--size=" + size, "--time_based",
+            "--runtime=%d" % runtime, "--norandommap", "--group_reporting",
+            "--lat_percentiles=1", "--output-format=json"]
+
+def run_innotune(j):
+    r, cpu = timed(innotune_cmd(j))
+    job = r["result"]["result"]["jobs"][0]
+    d = job["read"] if job["read"] else job["write"]
+    return d["iops"], cpu * 1e9 / max(d["total_ios"], 1), d["clat_ns"]["p99"] / 1000.0
+
+def run_fio(j):
+    r, cpu = timed(fio_cmd(j))
+    job = r["jobs"][0]
+    d = job["read"] if job["read"]["total_ios"] else job["write"]
+    # fio's lat (issue -> completion) spans what innotune times: for io_uring,
+    # fio's clat starts only after the submitting system call.
+    pct = d["lat_ns"].get("percentile") or d["clat_ns"]["percentile"]
+    return d["iops"], cpu * 1e9 / max(d["total_ios"], 1), pct["99.000000"] / 1000.0
+
+# Lay out every job's file once (innotune writes it; fio then uses the same file).
+for j in JOBS:
+    c = innotune_cmd(j)
+    c[c.index("--runtime") + 1] = "0"
+    c += ["--io_size", "16k"]
+    subprocess.run(c, check=True, capture_output=True)
+
+res = {j[0]: {"fio": [], "innotune": []} for j in JOBS}
+for r in range(rounds):
+    for j in JOBS:
+        order = [("fio", run_fio), ("innotune", run_innotune)]
+        if r % 2:
+            order.reverse()
+        for tool, fn in order:
+            v = fn(j)
+            res[j[0]][tool].append(v)
+            print("round %d %-26s %-8s IOPS %9.0f  CPU %6.0f ns/IO  p99 %8.1f us" % (r + 1, j[0], tool, *v),
+                  file=sys.stderr, flush=True)
+
+def med(tool, name, i):
+    return statistics.median(v[i] for v in res[name][tool])
+
+load = open("/proc/loadavg").read().split()[:3]
+fio_ver = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
+lines = ["", "## fio-compare (%s), %s UTC" % (backing, datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")), "",
+         "Loop device %s (--direct-io=on) on a file %s, ext4; %s; %d rounds x %d s, ABBA order; "
+         "medians. CPU = user+sys of the whole process tree / I/Os. p99 = fio's lat_ns (issue to completion, "
+         "--lat_percentiles=1), the span innotune's clat_ns covers. Load average at end: %s. "
+         "Targets: IOPS ratio >= 0.95, CPU ratio <= 1.00, p99 ratio within 0.80..1.20." % (
+             loop, "in /var/tmp (disk)" if backing == "disk" else "on tmpfs (RAM: tool overhead decides)",
+             fio_ver, rounds, runtime, " ".join(load)), "",
+         "| job | fio IOPS | innotune IOPS | ratio | fio CPU ns/IO | innotune CPU ns/IO | ratio | fio p99 us | innotune p99 us | ratio |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+for j in JOBS:
+    n = j[0]
+    fi, ii = med("fio", n, 0), med("innotune", n, 0)
+    fc, ic = med("fio", n, 1), med("innotune", n, 1)
+    fp, ip = med("fio", n, 2), med("innotune", n, 2)
+    lines.append("| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.3f | %.1f | %.1f | %.3f |" % (
+        n, fi, ii, ii / fi, fc, ic, ic / fc, fp, ip, ip / fp))
+lines += ["", "Reproduce (as root): `BACKING=%s SIZE_MB=%s bench/fio-compare.sh %d %d`. For the first job innotune ran "
+          "`innotune %s` and fio ran `%s`." % (backing, size[:-1], rounds, runtime,
+                                              " ".join(innotune_cmd(JOBS[0])[1:]).replace(mnt, "$MNT"),
+                                              " ".join(fio_cmd(JOBS[0])).replace(mnt, "$MNT")), ""]
+with open("bench/RESULTS.md", "a") as f:
+    f.write("\n".join(lines))
+print("\n".join(lines))
+PY
