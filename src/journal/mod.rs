@@ -360,6 +360,15 @@ impl Guard {
         Ok(())
     }
 
+    /// Set a sysctl (`vm.swappiness`) through /proc/sys. Journaled as a
+    /// `sysfs` entry on its /proc/sys path: restoring is the same write-back,
+    /// so one entry kind serves both (persistent sysctl.d drop-ins will be
+    /// `file` entries).
+    pub fn set_sysctl(&self, host: &Host, name: &str, value: &str) -> Result<()> {
+        let path = PathBuf::from("/proc/sys").join(name.replace('.', "/"));
+        self.set_sysfs(host, path, value)
+    }
+
     /// Journal a sysfs attribute's original value without changing it,
     /// because another change resets it (switching the scheduler resets
     /// `nr_requests`): restore then writes it back.

@@ -180,3 +180,18 @@ fn unreadable_attribute_changes_nothing() {
     assert!(err.to_string().contains("nothing was changed"), "{err}");
     assert!(g.entries().is_empty());
 }
+
+#[test]
+fn sysctl_is_a_proc_sys_write_back() {
+    let fx = Fx::new();
+    let p = fx.root.path().join("proc/sys/vm");
+    fs::create_dir_all(&p).unwrap();
+    fs::write(p.join("swappiness"), "60\n").unwrap();
+    {
+        let g = Journal::begin_in(fx.state.path(), "t", false).unwrap();
+        g.set_sysctl(&fx.host(), "vm.swappiness", "1").unwrap();
+        assert_eq!(fx.read("/proc/sys/vm/swappiness"), "1");
+        assert_eq!(g.entries()[0].path(), Path::new("/proc/sys/vm/swappiness"));
+    }
+    assert_eq!(fx.read("/proc/sys/vm/swappiness"), "60");
+}

@@ -248,6 +248,11 @@ pub fn verdicts(
     opts: &CompareOpts,
 ) -> Vec<WorkloadVerdict> {
     let base = &cands[baseline].label;
+    // Bonferroni over workloads: see stats::compare.
+    let opts = &CompareOpts {
+        alpha: opts.alpha / workloads.len().max(1) as f64,
+        ..*opts
+    };
     let mut out = Vec::new();
     for (wi, w) in workloads.iter().enumerate() {
         for (ci, c) in cands.iter().enumerate() {

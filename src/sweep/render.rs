@@ -98,11 +98,16 @@ pub(super) fn text(r: &SweepReport, out: &mut dyn Write, style: Style) -> io::Re
     }
     writeln!(out, "{t}")?;
     writeln!(out)?;
+    let alpha = 0.05 / r.workloads.len().max(1) as f64;
     writeln!(
         out,
-        "Verdicts need a 95% CI of the ratio to {} that excludes 1, an effect ≥ {}, and an exact rank test p ≤ 0.05.",
+        "Verdicts need a {} CI of the ratio to {} that excludes 1, an effect ≥ {}, and an exact rank test p ≤ {} (0.05 over {} workload{}).",
+        pct(1.0 - alpha),
         r.baseline,
-        pct(r.min_effect)
+        pct(r.min_effect),
+        num(alpha),
+        r.workloads.len(),
+        if r.workloads.len() == 1 { "" } else { "s" }
     )?;
     for v in r
         .verdicts
