@@ -341,8 +341,12 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
     } else {
         Vec::new()
     };
+    let shown = match (&args.directory, &args.filename) {
+        (None, Some(dev)) => dev.display().to_string(),
+        _ => w.directory.display().to_string(),
+    };
     ctx.emit(&render::BenchReport {
-        directory: w.directory.display().to_string(),
+        directory: shown,
         result: Some(res),
         removed: removed.iter().map(|p| p.display().to_string()).collect(),
     })
