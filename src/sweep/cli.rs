@@ -1,4 +1,111 @@
-use clap::Args;
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
 
+/// Compare I/O schedulers on every device under PATH, with confidence
+/// intervals, and always put the devices back.
+///
+/// Each round visits the candidates in a fresh random order; each trial sets
+/// the candidate on every device in the stack (journaled first), runs a
+/// warm-up, then a measured window. Verdicts need a 95% CI of the ratio to
+/// the current setting that excludes 1, an effect of at least --min-effect,
+/// and an exact rank test at p <= 0.05.
+///
+/// Exit codes: 0 the recommendation is what the devices already use; 1 the
+/// recommendation differs from the current setting (a pending change);
+/// 2 error (settings restored).
 #[derive(Debug, Args)]
-pub struct SweepArgs {}
+pub struct SweepArgs {
+    /// A directory on the filesystem to test; work files go in a temporary
+    /// subdirectory that is removed afterwards.
+    pub path: PathBuf,
+
+    /// Schedulers to compare (default: every one all devices offer). Naming
+    /// one twice (`none,none`) is an A/A run: a check of the noise.
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    pub schedulers: Vec<String>,
+
+    /// Extra dimension: queue/nr_requests values to try with each scheduler.
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pub nr_requests: Vec<u32>,
+
+    /// Extra dimension: queue/read_ahead_kb values to try with each scheduler.
+    #[arg(long, value_delimiter = ',', value_name = "KB,...")]
+    pub read_ahead_kb: Vec<u32>,
+
+    /// Workload: a bench preset or a job file; repeatable.
+    /// Default: page-read, page-write, fsync-4k, mixed.
+    #[arg(long = "workload", value_name = "NAME|FILE")]
+    pub workloads: Vec<String>,
+
+    /// Rounds: trials per candidate and workload (at least 4).
+    #[arg(long, default_value_t = 5)]
+    pub rounds: u32,
+
+    /// Measured window of each trial.
+    #[arg(long, default_value = "10s", value_parser = crate::units::parse_duration)]
+    pub trial: std::time::Duration,
+
+    /// Warm-up before each measured window (excluded from results).
+    #[arg(long, default_value = "2s", value_parser = crate::units::parse_duration)]
+    pub warmup: std::time::Duration,
+
+    /// Total time to spend: plans rounds and trial length to fit, and says
+    /// what it chose (overrides --rounds/--trial as needed).
+    #[arg(long, value_parser = crate::units::parse_duration)]
+    pub budget: Option<std::time::Duration>,
+
+    /// What the recommendation optimises.
+    #[arg(long, value_enum, default_value_t = Objective::Balanced)]
+    pub objective: Objective,
+
+    /// Smallest relative effect that counts as a difference: 3%, 0.03 or 3.
+    #[arg(long, default_value = "3%", value_parser = parse_min_effect)]
+    pub min_effect: f64,
+
+    /// Seed of the trial order and of the bootstrap (default: random, reported).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// IOPS decides.
+    Throughput,
+    /// p99 latency decides.
+    Latency,
+    /// Better on IOPS or p99 and worse on neither.
+    Balanced,
+}
+
+/// `3%` → 0.03, `0.03` → 0.03, `3` → 0.03 (a bare number ≥ 1 is percent).
+pub fn parse_min_effect(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, pct) = match t.strip_suffix('%') {
+        Some(n) => (n, true),
+        None => (t, false),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a percentage (examples: 3%, 0.03)"))?;
+    let v = if pct || v >= 1.0 { v / 100.0 } else { v };
+    if !(0.0..1.0).contains(&v) {
+        return Err(format!("{s:?} must be between 0% and 100%"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_min_effect;
+
+    #[test]
+    fn min_effect_forms() {
+        assert_eq!(parse_min_effect("3%").unwrap(), 0.03);
+        assert_eq!(parse_min_effect("0.05").unwrap(), 0.05);
+        assert_eq!(parse_min_effect("5").unwrap(), 0.05);
+        assert!(parse_min_effect("abc").is_err());
+        assert!(parse_min_effect("150%").is_err());
+    }
+}

@@ -1,0 +1,77 @@
+//! SIGINT/SIGTERM/SIGHUP while the host is changed: restore at once, then
+//! exit 128+signo (130 for Ctrl-C), as shells report a signal death.
+//!
+//! One watcher thread per process (signal-hook's iterator), installed on the
+//! first journal and kept: signal-hook cannot hand a signal back to its
+//! default disposition, so when no journal is open the watcher does that
+//! itself (`emulate_default_handler`: the process dies of the signal as it
+//! would have without innotune).
+
+use super::{lock, Inner};
+use anyhow::{Context, Result};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use std::sync::{Arc, Mutex, Once};
+
+static ACTIVE: Mutex<Option<Arc<Mutex<Inner>>>> = Mutex::new(None);
+static INSTALL: Once = Once::new();
+
+pub(super) fn activate(shared: Arc<Mutex<Inner>>) -> Result<()> {
+    let mut err = None;
+    INSTALL.call_once(|| match Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+        Ok(mut signals) => {
+            std::thread::Builder::new()
+                .name("innotune-signals".into())
+                .spawn(move || {
+                    for sig in signals.forever() {
+                        on_signal(sig);
+                    }
+                })
+                .map(|_| ())
+                .unwrap_or_else(|e| err = Some(e));
+        }
+        Err(e) => err = Some(e),
+    });
+    if let Some(e) = err {
+        return Err(e).context("installing signal handlers");
+    }
+    *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(shared);
+    Ok(())
+}
+
+pub(super) fn deactivate(shared: &Arc<Mutex<Inner>>) {
+    let mut a = ACTIVE.lock().unwrap_or_else(|p| p.into_inner());
+    if a.as_ref().is_some_and(|s| Arc::ptr_eq(s, shared)) {
+        *a = None;
+    }
+}
+
+fn on_signal(sig: i32) {
+    let active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let Some(shared) = active else {
+        let _ = signal_hook::low_level::emulate_default_handler(sig);
+        std::process::exit(128 + sig);
+    };
+    let name = match sig {
+        SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        _ => "SIGHUP",
+    };
+    // Hold the lock until exit: the main thread can make no further change.
+    let mut inner = lock(&shared);
+    inner.closed = true;
+    let results = inner.restore();
+    let failed = inner.file.entries.len();
+    if failed == 0 {
+        let _ = super::remove_journal(&inner.path);
+        eprintln!(
+            "innotune: interrupted by {name}: {} host change(s) put back",
+            results.len()
+        );
+    } else {
+        eprintln!(
+            "innotune: interrupted by {name}: {failed} change(s) could not be restored; run `innotune restore`"
+        );
+    }
+    std::process::exit(128 + sig);
+}

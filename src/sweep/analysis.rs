@@ -1,0 +1,626 @@
+//! From trials to verdicts and one recommendation. No I/O here.
+
+use super::cli::Objective;
+use super::diskstats::DeviceStats;
+use super::plan::Candidate;
+use super::target::Device;
+use crate::bench::result::{DirStats, WorkloadResult};
+use crate::stats::{self, compare, CompareOpts, Comparison, Direction, Summary, Verdict};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use serde::Serialize;
+
+/// One measured window.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trial {
+    pub round: u32,
+    /// Position in the whole run (0-based), to see drift over time.
+    pub seq: usize,
+    pub candidate: String,
+    pub workload: String,
+    /// All jobs, reads + writes.
+    pub iops: f64,
+    pub mib_s: f64,
+    /// The latency that matters for the workload: read p99 if it reads,
+    /// else write p99 (µs; max over jobs). Null if no I/O completed.
+    pub p99_us: Option<f64>,
+    pub read_p99_us: Option<f64>,
+    pub write_p99_us: Option<f64>,
+    pub read_p50_us: Option<f64>,
+    /// iostat -x figures of each switched device over the window.
+    pub devices: Vec<DeviceStats>,
+}
+
+fn dirs(r: &WorkloadResult) -> impl Iterator<Item = (&DirStats, bool)> {
+    r.jobs.iter().flat_map(|j| {
+        j.read
+            .iter()
+            .map(|d| (d, true))
+            .chain(j.write.iter().map(|d| (d, false)))
+    })
+}
+
+fn max_p99(r: &WorkloadResult, read: bool, f: fn(&DirStats) -> u64) -> Option<f64> {
+    dirs(r)
+        .filter(|(d, is_read)| *is_read == read && d.clat_ns.n > 0)
+        .map(|(d, _)| f(d) as f64 / 1000.0)
+        .reduce(f64::max)
+}
+
+impl Trial {
+    pub fn from_result(
+        round: u32,
+        seq: usize,
+        candidate: &str,
+        r: &WorkloadResult,
+        devices: Vec<DeviceStats>,
+    ) -> Trial {
+        let iops = dirs(r).map(|(d, _)| d.iops).sum();
+        let bw: f64 = dirs(r).map(|(d, _)| d.bw_bytes).sum();
+        let read_p99_us = max_p99(r, true, |d| d.clat_ns.p99);
+        let write_p99_us = max_p99(r, false, |d| d.clat_ns.p99);
+        Trial {
+            round,
+            seq,
+            candidate: candidate.to_string(),
+            workload: r.name.clone(),
+            iops,
+            mib_s: bw / (1024.0 * 1024.0),
+            p99_us: read_p99_us.or(write_p99_us),
+            read_p99_us,
+            write_p99_us,
+            read_p50_us: max_p99(r, true, |d| d.clat_ns.p50),
+            devices,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Metric {
+    Iops,
+    MibS,
+    P99,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 3] = [Metric::Iops, Metric::MibS, Metric::P99];
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Iops => "iops",
+            Metric::MibS => "mib_s",
+            Metric::P99 => "p99_us",
+        }
+    }
+    pub fn direction(self) -> Direction {
+        match self {
+            Metric::P99 => Direction::LowerIsBetter,
+            _ => Direction::HigherIsBetter,
+        }
+    }
+    pub fn of(self, t: &Trial) -> Option<f64> {
+        match self {
+            Metric::Iops => Some(t.iops),
+            Metric::MibS => Some(t.mib_s),
+            Metric::P99 => t.p99_us,
+        }
+    }
+}
+
+/// Median device figures of one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceMedians {
+    pub device: String,
+    pub r_await: Option<f64>,
+    pub w_await: Option<f64>,
+    #[serde(rename = "aqu-sz")]
+    pub aqu_sz: f64,
+    pub util: f64,
+}
+
+/// One candidate on one workload, over its trials.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub candidate: String,
+    pub workload: String,
+    pub iops: Summary,
+    pub mib_s: Summary,
+    pub p99_us: Option<Summary>,
+    pub devices: Vec<DeviceMedians>,
+}
+
+/// A candidate against the baseline on one workload.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadVerdict {
+    pub candidate: String,
+    pub workload: String,
+    /// The candidate it is compared with (the setting active at start).
+    pub baseline: String,
+    /// The verdict for the objective: `better`, `worse` or
+    /// `no significant difference`.
+    pub verdict: Verdict,
+    pub iops: Comparison,
+    pub mib_s: Comparison,
+    pub p99_us: Option<Comparison>,
+}
+
+fn values(trials: &[Trial], c: &str, w: &str, m: Metric) -> Vec<f64> {
+    trials
+        .iter()
+        .filter(|t| t.candidate == c && t.workload == w)
+        .filter_map(|t| m.of(t))
+        .collect()
+}
+
+fn seed_for(seed: u64, parts: &[usize]) -> u64 {
+    parts.iter().fold(seed ^ 0x9e37_79b9_7f4a_7c15, |h, &p| {
+        (h ^ p as u64).wrapping_mul(0x1000_0000_01b3)
+    })
+}
+
+pub fn cells(
+    trials: &[Trial],
+    cands: &[Candidate],
+    workloads: &[String],
+    resamples: usize,
+    seed: u64,
+) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for (wi, w) in workloads.iter().enumerate() {
+        for (ci, c) in cands.iter().enumerate() {
+            let mut rng = SmallRng::seed_from_u64(seed_for(seed, &[1, wi, ci]));
+            let p99 = values(trials, &c.label, w, Metric::P99);
+            let mine: Vec<&Trial> = trials
+                .iter()
+                .filter(|t| t.candidate == c.label && &t.workload == w)
+                .collect();
+            let dev_names: Vec<String> = mine
+                .first()
+                .map(|t| t.devices.iter().map(|d| d.device.clone()).collect())
+                .unwrap_or_default();
+            let devices = dev_names
+                .iter()
+                .map(|n| {
+                    let ds: Vec<&DeviceStats> = mine
+                        .iter()
+                        .filter_map(|t| t.devices.iter().find(|d| &d.device == n))
+                        .collect();
+                    let med = |f: fn(&DeviceStats) -> Option<f64>| {
+                        let v: Vec<f64> = ds.iter().filter_map(|d| f(d)).collect();
+                        (!v.is_empty()).then(|| stats::median(&v))
+                    };
+                    DeviceMedians {
+                        device: n.clone(),
+                        r_await: med(|d| d.r_await),
+                        w_await: med(|d| d.w_await),
+                        aqu_sz: med(|d| Some(d.aqu_sz)).unwrap_or(0.0),
+                        util: med(|d| Some(d.util)).unwrap_or(0.0),
+                    }
+                })
+                .collect();
+            out.push(Cell {
+                candidate: c.label.clone(),
+                workload: w.clone(),
+                iops: stats::summarize(
+                    &values(trials, &c.label, w, Metric::Iops),
+                    resamples,
+                    &mut rng,
+                ),
+                mib_s: stats::summarize(
+                    &values(trials, &c.label, w, Metric::MibS),
+                    resamples,
+                    &mut rng,
+                ),
+                p99_us: (!p99.is_empty()).then(|| stats::summarize(&p99, resamples, &mut rng)),
+                devices,
+            });
+        }
+    }
+    out
+}
+
+/// The objective's verdict from the per-metric comparisons.
+pub fn objective_verdict(o: Objective, iops: &Comparison, p99: Option<&Comparison>) -> Verdict {
+    let p99v = p99
+        .map(|c| c.verdict)
+        .unwrap_or(Verdict::NoSignificantDifference);
+    match o {
+        Objective::Throughput => iops.verdict,
+        Objective::Latency => p99v,
+        Objective::Balanced => {
+            let v = [iops.verdict, p99v];
+            if v.contains(&Verdict::Worse) {
+                Verdict::Worse
+            } else if v.contains(&Verdict::Better) {
+                Verdict::Better
+            } else {
+                Verdict::NoSignificantDifference
+            }
+        }
+    }
+}
+
+pub fn verdicts(
+    trials: &[Trial],
+    cands: &[Candidate],
+    baseline: usize,
+    workloads: &[String],
+    objective: Objective,
+    opts: &CompareOpts,
+) -> Vec<WorkloadVerdict> {
+    let base = &cands[baseline].label;
+    // Bonferroni over workloads: see stats::compare.
+    let opts = &CompareOpts {
+        alpha: opts.alpha / workloads.len().max(1) as f64,
+        ..*opts
+    };
+    let mut out = Vec::new();
+    for (wi, w) in workloads.iter().enumerate() {
+        for (ci, c) in cands.iter().enumerate() {
+            if ci == baseline {
+                continue;
+            }
+            let cmp = |m: Metric, k: usize| {
+                let o = CompareOpts {
+                    seed: seed_for(opts.seed, &[2, wi, ci, k]),
+                    ..*opts
+                };
+                compare(
+                    &values(trials, base, w, m),
+                    &values(trials, &c.label, w, m),
+                    m.direction(),
+                    &o,
+                )
+            };
+            let iops = cmp(Metric::Iops, 0);
+            let mib_s = cmp(Metric::MibS, 1);
+            let has_p99 = !values(trials, base, w, Metric::P99).is_empty()
+                && !values(trials, &c.label, w, Metric::P99).is_empty();
+            let p99_us = has_p99.then(|| cmp(Metric::P99, 2));
+            out.push(WorkloadVerdict {
+                candidate: c.label.clone(),
+                workload: w.clone(),
+                baseline: base.clone(),
+                verdict: objective_verdict(objective, &iops, p99_us.as_ref()),
+                iops,
+                mib_s,
+                p99_us,
+            });
+        }
+    }
+    out
+}
+
+/// The one answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Recommendation {
+    /// The scheduler to use on every device of the stack.
+    pub scheduler: String,
+    /// The winning candidate's label (carries nr_requests/read_ahead_kb).
+    pub candidate: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u32>,
+    /// One line: why.
+    pub reason: String,
+    /// True when some device does not hold this setting now (exit code 1).
+    pub pending_change: bool,
+}
+
+fn describe(v: &WorkloadVerdict, o: Objective) -> String {
+    let pick = match o {
+        Objective::Throughput => Some(("IOPS", &v.iops)),
+        Objective::Latency => v.p99_us.as_ref().map(|c| ("p99", c)),
+        Objective::Balanced => [("p99", v.p99_us.as_ref()), ("IOPS", Some(&v.iops))]
+            .into_iter()
+            .find_map(|(n, c)| c.filter(|c| c.verdict == v.verdict).map(|c| (n, c))),
+    };
+    match pick {
+        Some((n, c)) => format!(
+            "{n} {} on {} ({:.2}× [{:.2}–{:.2}])",
+            v.verdict.as_str(),
+            v.workload,
+            c.ratio.unwrap_or(f64::NAN),
+            c.ci_low.unwrap_or(f64::NAN),
+            c.ci_high.unwrap_or(f64::NAN)
+        ),
+        None => format!("{} on {}", v.verdict.as_str(), v.workload),
+    }
+}
+
+/// Pick the recommendation. A candidate qualifies when it is better than the
+/// baseline on at least one workload and worse on none; the most "better"
+/// wins. With no qualifier, the baseline and every candidate that differs on
+/// nothing are tied, and ties go to the kernel default of the top device's
+/// class (else to the current setting): never change a setting on noise.
+pub fn recommend(
+    cands: &[Candidate],
+    baseline: usize,
+    verdicts: &[WorkloadVerdict],
+    devices: &[Device],
+    objective: Objective,
+) -> Recommendation {
+    let count = |label: &str, v: Verdict| {
+        verdicts
+            .iter()
+            .filter(|x| x.candidate == label && x.verdict == v)
+            .count()
+    };
+    let default = &devices[0].kernel_default;
+    let qualified: Vec<(usize, usize)> = cands
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != baseline)
+        .map(|(i, c)| {
+            (
+                i,
+                count(&c.label, Verdict::Better),
+                count(&c.label, Verdict::Worse),
+            )
+        })
+        .filter(|&(_, b, w)| b > 0 && w == 0)
+        .map(|(i, b, _)| (i, b))
+        .collect();
+    let base = &cands[baseline];
+    let (pick, reason) = if let Some(max) = qualified.iter().map(|q| q.1).max() {
+        let tied: Vec<usize> = qualified
+            .iter()
+            .filter(|q| q.1 == max)
+            .map(|q| q.0)
+            .collect();
+        let i = tied
+            .iter()
+            .copied()
+            .find(|&i| &cands[i].scheduler == default)
+            .unwrap_or(tied[0]);
+        let wins: Vec<String> = verdicts
+            .iter()
+            .filter(|v| v.candidate == cands[i].label && v.verdict == Verdict::Better)
+            .map(|v| describe(v, objective))
+            .collect();
+        (
+            i,
+            format!(
+                "{} vs {}: {}; worse on no workload",
+                cands[i].label,
+                base.label,
+                wins.join(", ")
+            ),
+        )
+    } else {
+        let tied: Vec<usize> = (0..cands.len())
+            .filter(|&i| {
+                i == baseline
+                    || (count(&cands[i].label, Verdict::Better) == 0
+                        && count(&cands[i].label, Verdict::Worse) == 0)
+            })
+            .collect();
+        match tied.iter().copied().find(|&i| &cands[i].scheduler == default) {
+            Some(i) => (
+                i,
+                format!(
+                    "no candidate beat {} on any workload ({} objective); ties go to the kernel default for {} ({default})",
+                    base.label,
+                    objective_name(objective),
+                    devices[0].name
+                ),
+            ),
+            None => (
+                baseline,
+                format!(
+                    "no candidate beat {} on any workload ({} objective); {}",
+                    base.label,
+                    objective_name(objective),
+                    if base.matches(&devices[0]) {
+                        "keeping the current setting".to_string()
+                    } else {
+                        format!(
+                            "ties go to the baseline (the current {} was not a candidate)",
+                            devices[0].scheduler
+                        )
+                    }
+                ),
+            ),
+        }
+    };
+    let c = &cands[pick];
+    Recommendation {
+        scheduler: c.scheduler.clone(),
+        candidate: c.label.clone(),
+        nr_requests: c.nr_requests,
+        read_ahead_kb: c.read_ahead_kb,
+        reason,
+        pending_change: devices.iter().any(|d| !c.matches(d)),
+    }
+}
+
+fn objective_name(o: Objective) -> &'static str {
+    match o {
+        Objective::Throughput => "throughput",
+        Objective::Latency => "latency",
+        Objective::Balanced => "balanced",
+    }
+}
+
+/// The run's noise, said plainly: CV of each metric across cells.
+#[derive(Debug, Clone, Serialize)]
+pub struct Noise {
+    pub iops_cv_median: f64,
+    pub iops_cv_max: f64,
+    pub p99_cv_median: Option<f64>,
+    pub p99_cv_max: Option<f64>,
+}
+
+pub fn noise(cells: &[Cell]) -> Noise {
+    let i: Vec<f64> = cells
+        .iter()
+        .map(|c| c.iops.cv)
+        .filter(|v| v.is_finite())
+        .collect();
+    let p: Vec<f64> = cells
+        .iter()
+        .filter_map(|c| c.p99_us.as_ref().map(|s| s.cv))
+        .filter(|v| v.is_finite())
+        .collect();
+    let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    Noise {
+        iops_cv_median: stats::median(&i),
+        iops_cv_max: max(&i),
+        p99_cv_median: (!p.is_empty()).then(|| stats::median(&p)),
+        p99_cv_max: (!p.is_empty()).then(|| max(&p)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::result::{JobResult, LatencyNs};
+
+    fn cand(l: &str, s: &str) -> Candidate {
+        Candidate {
+            label: l.into(),
+            scheduler: s.into(),
+            nr_requests: None,
+            read_ahead_kb: None,
+        }
+    }
+
+    fn dev(sched: &str, default: &str) -> Device {
+        Device {
+            name: "loop0".into(),
+            offered: vec!["none".into(), "mq-deadline".into()],
+            scheduler: sched.into(),
+            nr_requests: Some(128),
+            read_ahead_kb: Some(128),
+            rotational: Some(true),
+            hw_queues: Some(1),
+            kernel_default: default.into(),
+        }
+    }
+
+    fn trial(round: u32, c: &str, w: &str, iops: f64, p99: f64) -> Trial {
+        let r = WorkloadResult {
+            name: w.into(),
+            jobs: vec![JobResult {
+                name: "j".into(),
+                read: Some(DirStats {
+                    total_ios: 1,
+                    io_bytes: 4096,
+                    iops,
+                    bw_bytes: iops * 4096.0,
+                    clat_ns: LatencyNs {
+                        p99: (p99 * 1000.0) as u64,
+                        n: 100,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                }),
+                write: None,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        Trial::from_result(round, 0, c, &r, vec![])
+    }
+
+    #[test]
+    fn metrics_come_from_bench_results() {
+        let t = trial(0, "none", "page-read", 1000.0, 250.0);
+        assert_eq!(t.iops, 1000.0);
+        assert!((t.mib_s - 1000.0 * 4096.0 / 1048576.0).abs() < 1e-9);
+        assert_eq!(t.p99_us, Some(250.0));
+        assert_eq!(t.write_p99_us, None);
+    }
+
+    #[test]
+    fn latency_objective_recommends_the_lower_p99() {
+        let cands = [cand("none", "none"), cand("mq-deadline", "mq-deadline")];
+        let ws = vec!["mixed".to_string()];
+        let mut trials = vec![];
+        for r in 0..5 {
+            let j = r as f64;
+            trials.push(trial(r, "none", "mixed", 1000.0 + j, 2000.0 + 30.0 * j));
+            trials.push(trial(
+                r,
+                "mq-deadline",
+                "mixed",
+                1001.0 - j,
+                1000.0 + 25.0 * j,
+            ));
+        }
+        let v = verdicts(
+            &trials,
+            &cands,
+            0,
+            &ws,
+            Objective::Latency,
+            &CompareOpts::default(),
+        );
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].verdict, Verdict::Better);
+        assert_eq!(v[0].iops.verdict, Verdict::NoSignificantDifference);
+        let rec = recommend(&cands, 0, &v, &[dev("none", "none")], Objective::Latency);
+        assert_eq!(rec.scheduler, "mq-deadline");
+        assert!(rec.pending_change);
+        assert!(rec.reason.contains("p99 better on mixed"), "{}", rec.reason);
+        // Throughput objective: no difference → tie → kernel default (none).
+        let v = verdicts(
+            &trials,
+            &cands,
+            0,
+            &ws,
+            Objective::Throughput,
+            &CompareOpts::default(),
+        );
+        let rec = recommend(&cands, 0, &v, &[dev("none", "none")], Objective::Throughput);
+        assert_eq!(rec.scheduler, "none");
+        assert!(!rec.pending_change);
+        assert!(rec.reason.contains("kernel default"), "{}", rec.reason);
+    }
+
+    #[test]
+    fn ties_go_to_the_kernel_default_not_the_baseline() {
+        let cands = [cand("none", "none"), cand("mq-deadline", "mq-deadline")];
+        let ws = vec!["page-read".to_string()];
+        let mut trials = vec![];
+        for r in 0..5 {
+            let n = [1000.0, 1010.0, 990.0, 1005.0, 995.0][r as usize];
+            trials.push(trial(r, "none", "page-read", n, 100.0));
+            trials.push(trial(r, "mq-deadline", "page-read", n + 1.0, 100.0));
+        }
+        let v = verdicts(
+            &trials,
+            &cands,
+            0,
+            &ws,
+            Objective::Balanced,
+            &CompareOpts::default(),
+        );
+        assert_eq!(v[0].verdict, Verdict::NoSignificantDifference);
+        // Current none on an SSD-class device whose default is mq-deadline.
+        let rec = recommend(
+            &cands,
+            0,
+            &v,
+            &[dev("none", "mq-deadline")],
+            Objective::Balanced,
+        );
+        assert_eq!(rec.scheduler, "mq-deadline");
+        assert!(rec.pending_change);
+    }
+
+    #[test]
+    fn noise_summary() {
+        let cands = [cand("a", "none")];
+        let ws = vec!["w".to_string()];
+        let trials: Vec<Trial> = [100.0, 110.0, 90.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| trial(i as u32, "a", "w", x, 10.0))
+            .collect();
+        let c = cells(&trials, &cands, &ws, 2000, 1);
+        let n = noise(&c);
+        assert!((n.iops_cv_median - 0.1).abs() < 1e-9);
+        assert_eq!(n.p99_cv_median, Some(0.0));
+    }
+}

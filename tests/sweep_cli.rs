@@ -1,0 +1,190 @@
+//! `innotune sweep` input errors and `innotune restore` on a fixture tree:
+//! no device is switched by any test here. Bad input must give one line on
+//! stderr naming the fix, exit 2, and leave no journal behind.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+
+fn cmd(state: &Path) -> Command {
+    let mut c = Command::cargo_bin("innotune").unwrap();
+    c.env("INNOTUNE_STATE_DIR", state);
+    c
+}
+
+/// Run, expect exit 2 with exactly one stderr line containing `needle` and a fix.
+fn fails_with(state: &Path, args: &[&str], needle: &str) {
+    let out = cmd(state).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(err.contains("fix:"), "{args:?}: {err}");
+    assert!(
+        !state.join("journal.json").exists(),
+        "{args:?} left a journal"
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_with_a_fix_and_touches_nothing() {
+    let state = tempfile::tempdir().unwrap();
+    let s = state.path();
+    let before = fs::read_to_string("/sys/block/vda/queue/scheduler").ok();
+    fails_with(s, &["sweep", "/etc/hostname"], "not a directory");
+    fails_with(s, &["sweep", "/var/tmp", "--rounds", "3"], "never show");
+    fails_with(
+        s,
+        &["sweep", "/var/tmp", "--schedulers", "none,cfq"],
+        "does not offer scheduler \"cfq\"",
+    );
+    fails_with(
+        s,
+        &["sweep", "/var/tmp", "--schedulers", "none"],
+        "only one candidate",
+    );
+    fails_with(
+        s,
+        &[
+            "sweep",
+            "/var/tmp",
+            "--schedulers",
+            "none,none",
+            "--budget",
+            "5s",
+        ],
+        "too small",
+    );
+    fails_with(
+        s,
+        &[
+            "sweep",
+            "/var/tmp",
+            "--schedulers",
+            "none,none",
+            "--workload",
+            "no-such-preset",
+        ],
+        "no-such-preset",
+    );
+    // tmpfs has no block device, so nothing to switch.
+    if fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .any(|l| l.contains(" /dev/shm ") && l.contains(" tmpfs "))
+    {
+        fails_with(s, &["sweep", "/dev/shm"], "no device under");
+    }
+    let out = cmd(s)
+        .args(["sweep", "/var/tmp", "--min-effect", "lots"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        fs::read_to_string("/sys/block/vda/queue/scheduler").ok(),
+        before
+    );
+}
+
+#[test]
+fn restore_without_a_journal_says_so() {
+    let state = tempfile::tempdir().unwrap();
+    let out = cmd(state.path()).arg("restore").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Nothing to restore"));
+    let out = cmd(state.path())
+        .args(["--format", "json", "restore"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["command"], "restore");
+    assert_eq!(v["result"]["found"], false);
+}
+
+/// A journal left by a dead run, pointing into a fixture tree (`root`), is
+/// announced by the next command and put back by `innotune restore`.
+#[test]
+fn restore_finishes_a_dead_runs_journal_in_a_fixture_tree() {
+    let state = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let q = root.path().join("sys/block/sdz/queue");
+    fs::create_dir_all(&q).unwrap();
+    fs::write(q.join("scheduler"), "none mq-deadline [kyber]\n").unwrap();
+    fs::write(q.join("nr_requests"), "8\n").unwrap();
+    let work = state.path().join("work");
+    fs::create_dir(&work).unwrap();
+    fs::write(work.join("f"), "x").unwrap();
+    let journal = serde_json::json!({
+        "version": 1,
+        "owner": {"pid": 4_000_000_000u32, "command": "innotune sweep /x", "started": "2026-01-01T00:00:00Z"},
+        "entries": [
+            {"kind": "sysfs", "path": "/sys/block/sdz/queue/scheduler", "original": "mq-deadline", "new": "kyber", "root": root.path()},
+            {"kind": "sysfs", "path": "/sys/block/sdz/queue/nr_requests", "original": "64", "new": "8", "root": root.path()},
+            {"kind": "sysfs", "path": "/sys/block/gone0/queue/scheduler", "original": "none", "new": "kyber", "root": root.path()},
+            {"kind": "dir", "path": work},
+        ]
+    });
+    let jp = state.path().join("journal.json");
+    fs::write(&jp, serde_json::to_string(&journal).unwrap()).unwrap();
+
+    // Any other command warns once, naming the fix.
+    let out = cmd(state.path())
+        .args(["bench", "--list-presets"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("left 4 host change(s) unrestored") && err.contains("innotune restore"),
+        "{err}"
+    );
+
+    let out = cmd(state.path()).arg("restore").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("Everything is back"), "{text}");
+    // The fixture's files now hold the originals (a plain file keeps what
+    // was written; the kernel would show the bracketed list).
+    assert_eq!(
+        fs::read_to_string(q.join("scheduler")).unwrap(),
+        "mq-deadline"
+    );
+    assert_eq!(fs::read_to_string(q.join("nr_requests")).unwrap(), "64");
+    assert!(!work.exists());
+    assert!(!jp.exists());
+    // Nothing pending any more: no warning.
+    let out = cmd(state.path())
+        .args(["bench", "--list-presets"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("unrestored"));
+}
+
+#[test]
+fn unrestorable_entry_keeps_the_journal_and_exits_2() {
+    let state = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let q = root.path().join("sys/block/sdz/queue");
+    fs::create_dir_all(&q).unwrap();
+    // A directory where the attribute file should be: readable as nothing,
+    // writable never.
+    fs::create_dir(q.join("scheduler")).unwrap();
+    let journal = serde_json::json!({
+        "version": 1,
+        "owner": {"pid": 4_000_000_000u32, "command": "t", "started": "2026-01-01T00:00:00Z"},
+        "entries": [
+            {"kind": "sysfs", "path": "/sys/block/sdz/queue/scheduler", "original": "mq-deadline", "new": "kyber", "root": root.path()},
+        ]
+    });
+    let jp = state.path().join("journal.json");
+    fs::write(&jp, serde_json::to_string(&journal).unwrap()).unwrap();
+    let out = cmd(state.path())
+        .args(["--format", "json", "restore"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"]["entries"][0]["outcome"], "failed");
+    assert_eq!(v["result"]["journal_removed"], false);
+    assert!(jp.exists(), "journal kept for a retry");
+}

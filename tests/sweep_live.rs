@@ -1,0 +1,528 @@
+//! `innotune sweep` and `innotune restore` on this machine: a loop device on
+//! a file under /var/tmp that the test makes (losetup --direct-io=on, ext4,
+//! mounted) and removes. The sweep switches the loop device and the disk
+//! under its backing file (the root disk): every test checks, by reading
+//! sysfs itself, that both are back. Needs root, losetup, mkfs.ext4, mount.
+//!
+//! The tests switch the root disk's scheduler, so they run one at a time
+//! (a process-wide lock), and each has its own INNOTUNE_STATE_DIR.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command as Sys, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn sh(cmd: &str, args: &[&str]) -> String {
+    let out = Sys::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn active(dev: &str) -> String {
+    let s = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
+    let a = s.find('[').unwrap();
+    let b = s.find(']').unwrap();
+    s[a + 1..b].to_string()
+}
+
+/// Kernel name of the whole disk under `p` (st_dev → sysfs; a partition's
+/// parent directory is its disk).
+fn disk_of(p: &Path) -> String {
+    let dev = std::fs::metadata(p).unwrap().dev();
+    let dir = std::fs::canonicalize(format!(
+        "/sys/dev/block/{}:{}",
+        libc::major(dev),
+        libc::minor(dev)
+    ))
+    .unwrap();
+    let disk = if dir.join("partition").exists() {
+        dir.parent().unwrap().to_path_buf()
+    } else {
+        dir
+    };
+    disk.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// A mounted loop device on a sparse file; unmounted, detached and deleted
+/// on every exit path. As a last resort it also puts back the schedulers it
+/// found (after the test's own assertions have run).
+struct Lab {
+    dir: PathBuf,
+    img: PathBuf,
+    mnt: PathBuf,
+    loopdev: String,
+    disk: String,
+    orig: Vec<(String, String)>,
+    state: tempfile::TempDir,
+    _serial: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Lab {
+    fn new(tag: &str) -> Lab {
+        let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = PathBuf::from(format!(
+            "/var/tmp/innotune-sweep-test-{}-{tag}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let img = dir.join("disk.img");
+        let mnt = dir.join("mnt");
+        std::fs::create_dir_all(&mnt).unwrap();
+        sh("truncate", &["-s", "8G", img.to_str().unwrap()]);
+        let disk = disk_of(&img);
+        let mut lab = Lab {
+            loopdev: String::new(),
+            disk,
+            orig: vec![],
+            dir,
+            img,
+            mnt,
+            state: tempfile::tempdir().unwrap(),
+            _serial: serial,
+        };
+        let dev = sh(
+            "losetup",
+            &["--direct-io=on", "-f", "--show", lab.img.to_str().unwrap()],
+        );
+        lab.loopdev = dev.trim_start_matches("/dev/").to_string();
+        sh("mkfs.ext4", &["-q", &dev]);
+        sh("mount", &[&dev, lab.mnt.to_str().unwrap()]);
+        lab.orig = [lab.loopdev.clone(), lab.disk.clone()]
+            .into_iter()
+            .map(|d| {
+                let a = active(&d);
+                (d, a)
+            })
+            .collect();
+        lab
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("innotune").unwrap();
+        c.env("INNOTUNE_STATE_DIR", self.state.path());
+        c
+    }
+
+    fn journal(&self) -> PathBuf {
+        self.state.path().join("journal.json")
+    }
+
+    fn assert_restored(&self) {
+        for (d, s) in &self.orig {
+            assert_eq!(&active(d), s, "{d} not restored");
+        }
+        assert!(!self.journal().exists(), "journal left behind");
+        let left: Vec<_> = std::fs::read_dir(&self.mnt)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".innotune-sweep"))
+            .collect();
+        assert!(left.is_empty(), "work directory left: {left:?}");
+    }
+
+    /// A small job file (64 MiB files, so layout takes no time).
+    fn small_job(&self) -> PathBuf {
+        let p = self.dir.join("small-read.toml");
+        std::fs::write(
+            &p,
+            "[global]\ndirect = 1\nsize = \"64m\"\n\n[[job]]\nname = \"small-read\"\nrw = \"randread\"\nbs = \"16k\"\niodepth = 1\n",
+        )
+        .unwrap();
+        p
+    }
+
+    /// Start a long sweep that switches both devices, and wait until the
+    /// loop device shows the switched scheduler.
+    fn start_long_sweep(&self) -> std::process::Child {
+        let bin = assert_cmd::cargo::cargo_bin("innotune");
+        let job = self.small_job();
+        let child = Sys::new(bin)
+            .env("INNOTUNE_STATE_DIR", self.state.path())
+            .args([
+                "sweep",
+                self.mnt.to_str().unwrap(),
+                "--schedulers",
+                "kyber,bfq",
+                "--workload",
+                job.to_str().unwrap(),
+                "--trial",
+                "60s",
+                "--warmup",
+                "0",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        loop {
+            let a = active(&self.loopdev);
+            if a == "kyber" || a == "bfq" {
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "sweep never switched"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Let the trial start (the work files are laid out by now or soon).
+        std::thread::sleep(Duration::from_millis(1500));
+        child
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = Sys::new("umount").arg(&self.mnt).status();
+        if !self.loopdev.is_empty() {
+            let _ = Sys::new("losetup")
+                .args(["-d", &format!("/dev/{}", self.loopdev)])
+                .status();
+        }
+        for (d, s) in &self.orig {
+            if d == &self.disk {
+                let _ = std::fs::write(format!("/sys/block/{d}/queue/scheduler"), s);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn json(out: &[u8]) -> Value {
+    let v: Value = serde_json::from_slice(out)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(out)));
+    assert_eq!(v["tool"], "innotune");
+    v["result"].clone()
+}
+
+#[test]
+fn aa_run_finds_no_significant_difference_and_restores() {
+    let lab = Lab::new("aa");
+    let out = lab
+        .cmd()
+        .args([
+            "--format",
+            "json",
+            "sweep",
+            lab.mnt.to_str().unwrap(),
+            "--schedulers",
+            "none,none",
+            "--rounds",
+            "5",
+            "--trial",
+            "1500ms",
+            "--warmup",
+            "500ms",
+        ])
+        .output()
+        .unwrap();
+    let code = out.status.code();
+    assert!(
+        matches!(code, Some(0) | Some(1)),
+        "exit {code:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json(&out.stdout);
+    lab.assert_restored();
+
+    // The devices it switched are the loop device and the disk under it.
+    let devs: Vec<&str> = r["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(devs, [lab.loopdev.as_str(), lab.disk.as_str()]);
+    let labels: Vec<&str> = r["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["none#1", "none#2"]);
+    assert_eq!(r["trials"].as_array().unwrap().len(), 5 * 2 * 4);
+    assert_eq!(r["trials_run"], 40);
+    let verdicts = r["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 4, "one verdict per default workload");
+    for v in verdicts {
+        assert_eq!(
+            v["verdict"], "no significant difference",
+            "A/A found a difference on {}: {v:#}",
+            v["workload"]
+        );
+    }
+    assert_eq!(r["recommendation"]["scheduler"], "none");
+    // Exit code 1 means "pending change": only if some device is not on none now.
+    let pending = lab.orig.iter().any(|(_, s)| s != "none");
+    assert_eq!(code, Some(if pending { 1 } else { 0 }));
+    // Every trial carries device counters for both devices.
+    for t in r["trials"].as_array().unwrap() {
+        assert_eq!(t["devices"].as_array().unwrap().len(), 2, "{t}");
+        assert!(t["iops"].as_f64().unwrap() > 0.0);
+    }
+}
+
+/// Read p99 of the `mixed` shape measured by fio (the peer tool) with
+/// `sched` on both devices: an oracle independent of innotune's code.
+fn fio_read_p99_us(lab: &Lab, sched: &str) -> f64 {
+    for d in [&lab.loopdev, &lab.disk] {
+        std::fs::write(format!("/sys/block/{d}/queue/scheduler"), sched).unwrap();
+    }
+    let dir = lab.mnt.join("fio");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = sh(
+        "fio",
+        &[
+            "--output-format=json",
+            &format!("--directory={}", dir.display()),
+            "--direct=1",
+            "--time_based",
+            "--runtime=8",
+            "--ramp_time=1",
+            "--size=1g",
+            "--name=r",
+            "--rw=randread",
+            "--bs=16k",
+            "--iodepth=1",
+            "--name=w",
+            "--rw=write",
+            "--bs=1m",
+            "--ioengine=io_uring",
+            "--iodepth=32",
+        ],
+    );
+    for (d, s) in &lab.orig {
+        std::fs::write(format!("/sys/block/{d}/queue/scheduler"), s).unwrap();
+    }
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"]
+        .as_f64()
+        .unwrap()
+        / 1000.0
+}
+
+/// The issue expected mq-deadline to win here (about 2x lower read p99 with a
+/// 1 MiB writer at depth 32). Measured while writing this test, with both the
+/// loop device and the root disk switched (as sweep does), none gave the
+/// lower read p50 and p99 on this VM. So the test does not hard-code a
+/// winner: it requires a significant p99 verdict, a recommendation of the
+/// candidate with the lower median p99, and fio (the peer tool) measuring
+/// the same direction on the same devices. Trials are 8 s: under `none` the
+/// reader's p99 here depends on whether a window catches a stall behind the
+/// writer's queue (0.5 ms in one 3 s window, 100 ms in the next), and
+/// longer windows average over stalls.
+#[test]
+fn mixed_latency_objective_recommends_the_lower_read_p99() {
+    let lab = Lab::new("mixed");
+    let out = lab
+        .cmd()
+        .args([
+            "--format",
+            "json",
+            "sweep",
+            lab.mnt.to_str().unwrap(),
+            "--schedulers",
+            "none,mq-deadline",
+            "--workload",
+            "mixed",
+            "--objective",
+            "latency",
+            "--rounds",
+            "6",
+            "--trial",
+            "8s",
+            "--warmup",
+            "1s",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json(&out.stdout);
+    lab.assert_restored();
+
+    let verdicts = r["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 1);
+    let v = &verdicts[0];
+    // Latency tails need a quiet machine: say how busy it was if this fails.
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    assert_ne!(
+        v["verdict"],
+        "no significant difference",
+        "the read p99 difference between none and mq-deadline was not found \
+         (loadavg during the run: {}; results: {:#}): {v:#}",
+        load.trim(),
+        r["results"]
+    );
+    // The recommendation is the candidate with the lower median read p99.
+    let p99 = |label: &str| {
+        r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["candidate"] == label)
+            .unwrap()["p99_us"]["median"]
+            .as_f64()
+            .unwrap()
+    };
+    let (none, mqd) = (p99("none"), p99("mq-deadline"));
+    let lower = if mqd < none { "mq-deadline" } else { "none" };
+    assert_eq!(r["recommendation"]["scheduler"], lower, "{r:#}");
+    assert!(r["recommendation"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("p99"));
+
+    // fio agrees on the direction: alternate 3 runs per setting, medians.
+    let (mut f_none, mut f_mqd) = (vec![], vec![]);
+    for _ in 0..3 {
+        f_none.push(fio_read_p99_us(&lab, "none"));
+        f_mqd.push(fio_read_p99_us(&lab, "mq-deadline"));
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
+    let (fn_, fm) = (med(&mut f_none), med(&mut f_mqd));
+    let fio_lower = if fm < fn_ { "mq-deadline" } else { "none" };
+    eprintln!(
+        "read p99 µs: innotune none {none:.0} mq-deadline {mqd:.0}; fio none {fn_:.0} mq-deadline {fm:.0}"
+    );
+    assert_eq!(
+        lower, fio_lower,
+        "innotune and fio disagree on which is lower"
+    );
+    for (d, s) in &lab.orig {
+        assert_eq!(&active(d), s);
+    }
+}
+
+#[test]
+fn sigint_mid_sweep_restores_at_once_and_exits_130() {
+    let lab = Lab::new("int");
+    let child = lab.start_long_sweep();
+    let t0 = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed();
+    // Read sysfs right after the process is gone.
+    lab.assert_restored();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(took < Duration::from_secs(5), "took {took:?} to restore");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+}
+
+#[test]
+fn sigterm_mid_sweep_restores_and_exits_143() {
+    let lab = Lab::new("term");
+    let child = lab.start_long_sweep();
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    lab.assert_restored();
+    assert_eq!(out.status.code(), Some(143));
+}
+
+#[test]
+fn sigkill_leaves_a_journal_that_restore_finishes() {
+    let lab = Lab::new("kill");
+    let mut child = lab.start_long_sweep();
+    child.kill().unwrap(); // SIGKILL: no chance to restore
+    child.wait().unwrap();
+    let switched = active(&lab.loopdev);
+    assert!(switched == "kyber" || switched == "bfq", "{switched}");
+    assert!(lab.journal().exists());
+
+    // Any other command warns, naming the fix.
+    let out = lab
+        .cmd()
+        .args(["probe", lab.mnt.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("innotune restore") && err.contains("unrestored"),
+        "{err}"
+    );
+    // A new sweep refuses to start on top of it.
+    let out = lab
+        .cmd()
+        .args([
+            "sweep",
+            lab.mnt.to_str().unwrap(),
+            "--schedulers",
+            "none,none",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        active(&lab.loopdev),
+        switched,
+        "refused run changed nothing"
+    );
+
+    // --dry-run lists and changes nothing.
+    let out = lab
+        .cmd()
+        .args(["--format", "json", "restore", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let r = json(&out.stdout);
+    assert!(r["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["outcome"] == "would_restore"));
+    assert_eq!(active(&lab.loopdev), switched);
+
+    let out = lab
+        .cmd()
+        .args(["--format", "json", "restore"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json(&out.stdout);
+    assert_eq!(r["journal_removed"], true);
+    let sched_entries: Vec<&Value> = r["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["path"].as_str().unwrap().ends_with("/queue/scheduler"))
+        .collect();
+    assert_eq!(sched_entries.len(), 2, "{r:#}");
+    lab.assert_restored();
+
+    // And now nothing is pending.
+    let out = lab.cmd().args(["restore"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Nothing to restore"));
+}
