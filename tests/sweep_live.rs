@@ -209,9 +209,9 @@ fn json(out: &[u8]) -> Value {
     v["result"].clone()
 }
 
-#[test]
-fn aa_run_finds_no_significant_difference_and_restores() {
-    let lab = Lab::new("aa");
+/// One A/A sweep (`none,none` on the four default workloads); returns the
+/// workloads it wrongly called different, after checking everything else.
+fn aa_run(lab: &Lab) -> Vec<String> {
     let out = lab
         .cmd()
         .args([
@@ -256,24 +256,45 @@ fn aa_run_finds_no_significant_difference_and_restores() {
     assert_eq!(labels, ["none#1", "none#2"]);
     assert_eq!(r["trials"].as_array().unwrap().len(), 5 * 2 * 4);
     assert_eq!(r["trials_run"], 40);
-    let verdicts = r["verdicts"].as_array().unwrap();
-    assert_eq!(verdicts.len(), 4, "one verdict per default workload");
-    for v in verdicts {
-        assert_eq!(
-            v["verdict"], "no significant difference",
-            "A/A found a difference on {}: {v:#}",
-            v["workload"]
-        );
-    }
-    assert_eq!(r["recommendation"]["scheduler"], "none");
-    // Exit code 1 means "pending change": only if some device is not on none now.
-    let pending = lab.orig.iter().any(|(_, s)| s != "none");
-    assert_eq!(code, Some(if pending { 1 } else { 0 }));
     // Every trial carries device counters for both devices.
     for t in r["trials"].as_array().unwrap() {
         assert_eq!(t["devices"].as_array().unwrap().len(), 2, "{t}");
         assert!(t["iops"].as_f64().unwrap() > 0.0);
     }
+    let verdicts = r["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 4, "one verdict per default workload");
+    let flagged: Vec<String> = verdicts
+        .iter()
+        .filter(|v| v["verdict"] != "no significant difference")
+        .map(|v| format!("{}: {v:#}", v["workload"]))
+        .collect();
+    if flagged.is_empty() {
+        assert_eq!(r["recommendation"]["scheduler"], "none");
+        // Exit 1 means "pending change": only if some device is not on none now.
+        let pending = lab.orig.iter().any(|(_, s)| s != "none");
+        assert_eq!(code, Some(if pending { 1 } else { 0 }));
+    }
+    flagged
+}
+
+/// The sweep bounds false positives at alpha = 5% for the whole run, so by
+/// design up to 1 A/A run in 20 may flag a workload. A second, independent
+/// run is allowed: a spurious failure then needs two false positives in a
+/// row (≤ 0.25%), while a real bias (e.g. order effects, a candidate label
+/// leaking into the measurement) flags both runs and fails.
+#[test]
+fn aa_run_finds_no_significant_difference_and_restores() {
+    let lab = Lab::new("aa");
+    let first = aa_run(&lab);
+    if first.is_empty() {
+        return;
+    }
+    eprintln!("A/A run 1 flagged (allowed once): {first:?}");
+    let second = aa_run(&lab);
+    assert!(
+        second.is_empty(),
+        "two A/A runs in a row found differences: {first:?} then {second:?}"
+    );
 }
 
 /// Read p99 of the `mixed` shape measured by fio (the peer tool) with

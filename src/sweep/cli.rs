@@ -74,7 +74,8 @@ pub enum Objective {
     Throughput,
     /// p99 latency decides.
     Latency,
-    /// Better on IOPS or p99 and worse on neither.
+    /// IOPS per millisecond of p99 latency decides (one composite per trial,
+    /// so each workload is one test: +10% IOPS bought with +10% p99 is a tie).
     Balanced,
 }
 
