@@ -39,7 +39,9 @@ MNT="$WORK/mnt"
 LOOP=""
 cleanup() {
   set +e
-  mountpoint -q "$MNT" && umount "$MNT"
+  # fio's io_uring rings release their files in a deferred kernel worker
+  # after exit, so the first umount can see EBUSY: retry for a while.
+  for _ in $(seq 40); do mountpoint -q "$MNT" || break; umount "$MNT" 2>/dev/null || sleep 0.25; done
   [ -n "$LOOP" ] && losetup -d "$LOOP"
   # A detached loop device lets go of its file a moment later: retry.
   for _ in 1 2 3 4 5 6 7 8 9 10; do

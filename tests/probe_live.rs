@@ -4,6 +4,8 @@
 //! independently (stat of the backing file, sysfs directly), not copied from
 //! innotune's own code. Needs root, losetup, mkfs.ext4 and mount.
 
+mod mount_support;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::os::unix::fs::MetadataExt;
@@ -34,13 +36,7 @@ struct LoopMount {
 impl Drop for LoopMount {
     fn drop(&mut self) {
         if let Some(m) = self.mnt.take() {
-            let ok = Sys::new("umount")
-                .arg(&m)
-                .status()
-                .is_ok_and(|s| s.success());
-            if !ok {
-                let _ = Sys::new("umount").arg("-l").arg(&m).status();
-            }
+            mount_support::umount_retry(&m);
         }
         if let Some(d) = self.dev.take() {
             let _ = Sys::new("losetup").args(["-d", &d]).status();

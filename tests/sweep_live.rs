@@ -7,6 +7,8 @@
 //! The tests switch the root disk's scheduler, so they run one at a time
 //! (a process-wide lock), and each has its own INNOTUNE_STATE_DIR.
 
+mod mount_support;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::os::unix::fs::MetadataExt;
@@ -187,7 +189,7 @@ impl Lab {
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        let _ = Sys::new("umount").arg(&self.mnt).status();
+        mount_support::umount_retry(&self.mnt);
         if !self.loopdev.is_empty() {
             let _ = Sys::new("losetup")
                 .args(["-d", &format!("/dev/{}", self.loopdev)])

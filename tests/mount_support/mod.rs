@@ -1,0 +1,35 @@
+//! Unmounting in test guards. A filesystem that just served io_uring I/O
+//! (fio's, or any process killed mid-run) can stay busy for a moment while
+//! the kernel tears the ring down in a worker, so one `umount` is not enough:
+//! retry for up to 10 s, then detach lazily so nothing stays mounted.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+pub fn umount_retry(mnt: &Path) {
+    for _ in 0..40 {
+        if !is_mounted(mnt) {
+            return;
+        }
+        let ok = Command::new("umount")
+            .arg(mnt)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let _ = Command::new("umount").arg("-l").arg(mnt).status();
+}
+
+fn is_mounted(mnt: &Path) -> bool {
+    let want = mnt.to_string_lossy();
+    std::fs::read_to_string("/proc/self/mounts")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some(&*want))
+}
