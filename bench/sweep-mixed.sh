@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# innotune sweep on the `mixed` workload (16 KiB random reads at depth 1
+# while a 1 MiB sequential writer runs at depth 32), none vs mq-deadline,
+# on a loop device over a file on this machine's disk. The sweep switches
+# every device in the stack (the loop device and the disk under its file)
+# and restores them. Appends the medians, CIs, verdict and recommendation to
+# bench/RESULTS.md.
+#
+# Usage (as root): bench/sweep-mixed.sh [ROUNDS] [TRIAL]   (defaults 6, 8s)
+set -euo pipefail
+ROUNDS=${1:-6}
+TRIAL=${2:-8s}
+HERE=$(cd "$(dirname "$0")" && pwd)
+INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$HERE/../target}/release/innotune}
+WORK=$(mktemp -d /var/tmp/innotune-sweep-mixed.XXXXXX)
+LOOP=""
+cleanup() {
+  set +e
+  for _ in $(seq 40); do mountpoint -q "$WORK/mnt" || break; umount "$WORK/mnt" 2>/dev/null || sleep 0.25; done
+  [ -n "$LOOP" ] && losetup -d "$LOOP"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+truncate -s 3G "$WORK/backing"
+LOOP=$(losetup --direct-io=on -f --show "$WORK/backing")
+mkfs.ext4 -q "$LOOP"
+mkdir "$WORK/mnt"
+mount "$LOOP" "$WORK/mnt"
+CMD="innotune sweep MNT --schedulers none,mq-deadline --workload mixed --objective latency --rounds $ROUNDS --trial $TRIAL --warmup 1s"
+"$INNOTUNE" --format json sweep "$WORK/mnt" --schedulers none,mq-deadline --workload mixed \
+  --objective latency --rounds "$ROUNDS" --trial "$TRIAL" --warmup 1s > "$WORK/out.json" || [ $? -eq 1 ]
+python3 - "$WORK/out.json" "$HERE/RESULTS.md" "$CMD" <<'PY'
+import json, sys, time, os
+r = json.load(open(sys.argv[1]))["result"]
+load = open("/proc/loadavg").read().split()[:3]
+out = [f"\n## sweep, mixed workload, none vs mq-deadline ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n",
+       f"Devices switched: {', '.join(d['name'] for d in r['devices'])}; {r['trials_run']} trials. Load average at the end: {' '.join(load)}.\n",
+       "| candidate | read p99 median µs | 95% CI | IOPS median |", "|---|---:|---|---:|"]
+for c in r["results"]:
+    p = c["p99_us"]
+    out.append(f"| {c['candidate']} | {p['median']:.0f} | {p['ci_low']:.0f}–{p['ci_high']:.0f} | {c['iops']['median']:.0f} |")
+for v in r["verdicts"]:
+    c = v["p99_us"]
+    out.append(f"\nVerdict for {v['candidate']} vs {v['baseline']} on {v['workload']} (p99): **{v['verdict']}**, ratio {c['ratio']:.2f} [{c['ci_low']:.2f}–{c['ci_high']:.2f}], p = {c['p_value']:.4f}.")
+rec = r["recommendation"]
+out.append(f"Recommendation: **{rec['scheduler']}** — {rec['reason']}\n")
+out.append(f"Reproduce (as root): `bench/sweep-mixed.sh {sys.argv[3].split('--rounds ')[1].split()[0]} {sys.argv[3].split('--trial ')[1].split()[0]}` (runs `{sys.argv[3]}` on a fresh loop device).\n")
+open(sys.argv[2], "a").write("\n".join(out) + "\n")
+print("\n".join(out))
+PY
