@@ -1,7 +1,7 @@
 //! `innotune bench` through the real binary, on real files in a temp dir
 //! under /var/tmp (ext4, O_DIRECT works), with short runs.
 
-mod mount_support;
+mod host_support;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -450,7 +450,7 @@ fn json_names_follow_fio() {
 struct Mount(PathBuf);
 impl Drop for Mount {
     fn drop(&mut self) {
-        mount_support::umount_retry(&self.0);
+        host_support::umount_retry(&self.0);
         let _ = std::fs::remove_dir(&self.0);
     }
 }
@@ -504,7 +504,7 @@ struct Loop {
 impl Drop for Loop {
     fn drop(&mut self) {
         if let Some(m) = &self.mnt {
-            mount_support::umount_retry(m);
+            host_support::umount_retry(m);
             let _ = std::fs::remove_dir(m);
         }
         let _ = Sys::new("losetup").args(["-d", &self.dev]).status();

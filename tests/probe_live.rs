@@ -4,26 +4,14 @@
 //! independently (stat of the backing file, sysfs directly), not copied from
 //! innotune's own code. Needs root, losetup, mkfs.ext4 and mount.
 
-mod mount_support;
+mod host_support;
+use host_support::sh;
 
 use assert_cmd::Command;
 use serde_json::Value;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command as Sys;
-
-fn sh(cmd: &str, args: &[&str]) -> String {
-    let out = Sys::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
 
 /// Unmounts and detaches on every exit path, panics included; the scratch
 /// directory (backing file, mount point) goes with the TempDir afterwards.
@@ -36,7 +24,7 @@ struct LoopMount {
 impl Drop for LoopMount {
     fn drop(&mut self) {
         if let Some(m) = self.mnt.take() {
-            mount_support::umount_retry(&m);
+            host_support::umount_retry(&m);
         }
         if let Some(d) = self.dev.take() {
             let _ = Sys::new("losetup").args(["-d", &d]).status();

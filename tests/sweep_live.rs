@@ -7,7 +7,8 @@
 //! The tests switch the root disk's scheduler, so they run one at a time
 //! (a process-wide lock), and each has its own INNOTUNE_STATE_DIR.
 
-mod mount_support;
+mod host_support;
+use host_support::sh;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -18,19 +19,6 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn sh(cmd: &str, args: &[&str]) -> String {
-    let out = Sys::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
 
 fn active(dev: &str) -> String {
     let s = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
@@ -189,7 +177,7 @@ impl Lab {
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        mount_support::umount_retry(&self.mnt);
+        host_support::umount_retry(&self.mnt);
         if !self.loopdev.is_empty() {
             let _ = Sys::new("losetup")
                 .args(["-d", &format!("/dev/{}", self.loopdev)])

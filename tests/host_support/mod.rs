@@ -1,3 +1,5 @@
+//! Host commands for tests that build real devices and mounts.
+//!
 //! Unmounting in test guards. A filesystem that just served io_uring I/O
 //! (fio's, or any process killed mid-run) can stay busy for a moment while
 //! the kernel tears the ring down in a worker, so one `umount` is not enough:
@@ -7,6 +9,20 @@
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+
+/// Run a host command that must succeed; its trimmed stdout.
+pub fn sh(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
 
 pub fn umount_retry(mnt: &Path) {
     for _ in 0..40 {
