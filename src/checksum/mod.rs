@@ -229,17 +229,7 @@ fn inspect(path: &Path) -> Result<(Layout, u64, bool)> {
             "is this an InnoDB tablespace? give only *.ibd, ibdata*, undo* files",
         )
     })?;
-    if size % layout.physical as u64 != 0 {
-        return Err(Fix::new(
-            format!(
-                "{}: size {size} is not a multiple of its page size {} (truncated or partly copied file)",
-                path.display(),
-                layout.physical
-            ),
-            "restore the file from a backup or re-copy it; the last page is incomplete",
-        )
-        .into());
-    }
+    whole_pages(path, size, layout.physical)?;
     if head.len() >= layout.physical {
         layout.detect_encryption(&head[..layout.physical]);
     }
@@ -299,6 +289,22 @@ fn system_continuation(path: &Path) -> Result<Option<(Layout, u64)>> {
     Ok(Some((layout, base)))
 }
 
+/// A tablespace is a whole number of pages; anything else was truncated or
+/// copied in part, and its last page cannot be checked.
+fn whole_pages(path: &Path, size: u64, physical: usize) -> Result<()> {
+    if size % physical as u64 != 0 {
+        return Err(Fix::new(
+            format!(
+                "{}: size {size} is not a multiple of its page size {physical} (truncated or partly copied file)",
+                path.display(),
+            ),
+            "restore the file from a backup or re-copy it; the last page is incomplete",
+        )
+        .into());
+    }
+    Ok(())
+}
+
 fn inspect_continuation(path: &Path, layout: &Layout) -> Result<(u64, bool)> {
     let (f, _) = reader::open_readonly(path, false).map_err(|e| {
         Fix::new(
@@ -308,17 +314,7 @@ fn inspect_continuation(path: &Path, layout: &Layout) -> Result<(u64, bool)> {
     })?;
     let lock_refused = !reader::shared_lock(&f);
     let size = f.metadata()?.len();
-    if size % layout.physical as u64 != 0 {
-        return Err(Fix::new(
-            format!(
-                "{}: size {size} is not a multiple of its page size {} (truncated or partly copied file)",
-                path.display(),
-                layout.physical
-            ),
-            "restore the file from a backup or re-copy it; the last page is incomplete",
-        )
-        .into());
-    }
+    whole_pages(path, size, layout.physical)?;
     Ok((size / layout.physical as u64, lock_refused))
 }
 

@@ -307,16 +307,7 @@ impl<'a> Session<'a> {
     }
 
     fn run_text(&mut self, sql: &str) -> Result<(), EventError> {
-        let r = (|| -> mysql::Result<(bool, u64)> {
-            let mut res = self.conn.query_iter(sql)?;
-            let has_rows = !res.columns().as_ref().is_empty();
-            // Read before draining: the set's OK packet is gone afterwards.
-            let affected = res.affected_rows();
-            for row in res.by_ref() {
-                row?;
-            }
-            Ok((has_rows, affected))
-        })();
+        let r = self.conn.query_iter(sql).and_then(drain);
         match r {
             Ok((rows, aff)) => {
                 self.count(rows, aff);
@@ -348,15 +339,7 @@ impl<'a> Session<'a> {
                 } else {
                     Params::Positional(params)
                 };
-                let r = (|| -> mysql::Result<(bool, u64)> {
-                    let mut res = self.conn.exec_iter(&st, p)?;
-                    let has_rows = !res.columns().as_ref().is_empty();
-                    let affected = res.affected_rows();
-                    for row in res.by_ref() {
-                        row?;
-                    }
-                    Ok((has_rows, affected))
-                })();
+                let r = self.conn.exec_iter(&st, p).and_then(drain);
                 match r {
                     Ok((rows, aff)) => {
                         self.count(rows, aff);
@@ -544,6 +527,21 @@ fn inline_params(sql: &str, params: &[Value]) -> String {
         }
     }
     out
+}
+
+/// What sysbench's driver learns from a statement: did it return a result
+/// set (a read), and how many rows it changed (write vs other). The
+/// affected-rows count is read before draining: the set's OK packet is gone
+/// afterwards. Rows are consumed and dropped, as sysbench does.
+fn drain<P: mysql::prelude::Protocol>(
+    mut res: mysql::QueryResult<'_, '_, '_, P>,
+) -> mysql::Result<(bool, u64)> {
+    let has_rows = !res.columns().as_ref().is_empty();
+    let affected = res.affected_rows();
+    for row in res.by_ref() {
+        row?;
+    }
+    Ok((has_rows, affected))
 }
 
 #[cfg(test)]
