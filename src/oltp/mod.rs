@@ -27,6 +27,7 @@ pub mod rand;
 mod render;
 mod runner;
 pub mod status;
+pub mod wire;
 pub mod workload;
 
 use crate::db::{ConnSpec, Endpoint, ServerVersion};

@@ -4,12 +4,14 @@
 //! rows > 0 is a write, else other).
 
 use super::rand::{Rand, Unique, C_TEMPLATE, PAD_TEMPLATE};
+use super::wire::Wire;
 use super::OltpOptions;
 use crate::db::ConnSpec;
 use anyhow::Result;
 use mysql::prelude::Queryable;
-use mysql::{Params, Value};
+use mysql::Value;
 use serde::Serialize;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -176,6 +178,7 @@ pub struct Session<'a> {
     commit: Option<Stmt>,
     pub rng: Rand,
     buf: String,
+    wire: Wire,
 }
 
 fn lost(e: &mysql::Error) -> bool {
@@ -205,6 +208,7 @@ impl<'a> Session<'a> {
             commit: None,
             rng,
             buf: String::with_capacity(256),
+            wire: Wire::default(),
         };
         s.prepare_all()?;
         Ok(s)
@@ -307,10 +311,10 @@ impl<'a> Session<'a> {
     }
 
     fn run_text(&mut self, sql: &str) -> Result<(), EventError> {
-        let r = self.conn.query_iter(sql).and_then(drain);
+        let r = self.wire.query(self.conn.as_raw_fd(), sql);
         match r {
-            Ok((rows, aff)) => {
-                self.count(rows, aff);
+            Ok(o) => {
+                self.count(o.has_rows, o.affected);
                 Ok(())
             }
             Err(e) => Err(self.classify(e, sql)),
@@ -333,16 +337,10 @@ impl<'a> Session<'a> {
                 self.run_text(&sql)
             }
             Stmt::Prepared(st) => {
-                let st = st.clone();
-                let p = if params.is_empty() {
-                    Params::Empty
-                } else {
-                    Params::Positional(params)
-                };
-                let r = self.conn.exec_iter(&st, p).and_then(drain);
+                let r = self.wire.execute(self.conn.as_raw_fd(), st.id(), &params);
                 match r {
-                    Ok((rows, aff)) => {
-                        self.count(rows, aff);
+                    Ok(o) => {
+                        self.count(o.has_rows, o.affected);
                         Ok(())
                     }
                     Err(e) => {
@@ -527,21 +525,6 @@ fn inline_params(sql: &str, params: &[Value]) -> String {
         }
     }
     out
-}
-
-/// What sysbench's driver learns from a statement: did it return a result
-/// set (a read), and how many rows it changed (write vs other). The
-/// affected-rows count is read before draining: the set's OK packet is gone
-/// afterwards. Rows are consumed and dropped, as sysbench does.
-fn drain<P: mysql::prelude::Protocol>(
-    mut res: mysql::QueryResult<'_, '_, '_, P>,
-) -> mysql::Result<(bool, u64)> {
-    let has_rows = !res.columns().as_ref().is_empty();
-    let affected = res.affected_rows();
-    for row in res.by_ref() {
-        row?;
-    }
-    Ok((has_rows, affected))
 }
 
 #[cfg(test)]
