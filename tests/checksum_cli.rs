@@ -434,3 +434,30 @@ fn bad_page_in_an_innodb_file_is_found() {
     assert_eq!(r["bad_pages"][0]["algorithm"], "innodb");
     assert_eq!(r["files"][0]["valid"]["innodb"], 20);
 }
+
+/// Warm chunks are mapped from the page cache, cold ones are read: both
+/// paths must report the same pages. The copy is fsynced and dropped from
+/// the cache (POSIX_FADV_DONTNEED) between the two runs.
+#[test]
+fn page_cache_mapped_and_read_paths_agree() {
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let f = copy_to(dir.path(), CRC32_FILE);
+    patch(&f, 5 * PS + 5000, |b| b[0] ^= 0x04);
+    patch(&f, 9 * PS + 100, |b| b[0] ^= 0x80);
+    let (code, warm, _) = json(&[f.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let fh = fs::File::open(&f).unwrap();
+    fh.sync_all().unwrap();
+    // SAFETY: valid fd; advice only.
+    let r = unsafe { libc::posix_fadvise(fh.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(r, 0);
+    let (code, cold, _) = json(&[f.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(bad_pages(&warm), bad_pages(&cold));
+    assert_eq!(
+        bad_pages(&warm),
+        vec![(5, "checksum".to_string()), (9, "checksum".to_string())]
+    );
+    assert_eq!(warm["files"], cold["files"]);
+}
