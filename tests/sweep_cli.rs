@@ -68,6 +68,52 @@ fn bad_input_is_one_line_with_a_fix_and_touches_nothing() {
         ],
         "no-such-preset",
     );
+    // OLTP workloads: options are checked before anything is started.
+    let oltp = |extra: &[&str], needle: &str| {
+        let mut a = vec![
+            "sweep",
+            "/var/tmp",
+            "--schedulers",
+            "none,none",
+            "--workload",
+            "oltp_read_write",
+        ];
+        a.extend_from_slice(extra);
+        fails_with(s, &a, needle);
+    };
+    oltp(
+        &["--oltp-threads", "0"],
+        "--oltp-threads must be at least 1",
+    );
+    oltp(
+        &["--oltp-table-size", "0"],
+        "--oltp-table-size must be at least 1",
+    );
+    oltp(
+        &["--oltp-buffer-pool", "lots"],
+        "\"lots\" (option) is not a size",
+    );
+    oltp(
+        &["--sandbox-profile", "/no/such/profile"],
+        "/no/such/profile",
+    );
+    // The server's socket would not fit a Unix socket path.
+    let long = tempfile::Builder::new()
+        .prefix(&"l".repeat(70))
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    fails_with(
+        s,
+        &[
+            "sweep",
+            long.path().to_str().unwrap(),
+            "--schedulers",
+            "none,none",
+            "--workload",
+            "oltp_point_select",
+        ],
+        "longer than a Unix socket path allows",
+    );
     // tmpfs has no block device, so nothing to switch.
     if fs::read_to_string("/proc/self/mountinfo")
         .unwrap()

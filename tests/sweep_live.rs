@@ -60,10 +60,23 @@ struct Lab {
 }
 
 impl Lab {
+    /// Backing file on /var/tmp: the sweep switches the loop device and the
+    /// root disk under it.
     fn new(tag: &str) -> Lab {
+        Lab::make(tag, "/var/tmp", true)
+    }
+
+    /// Backing file on /dev/shm (tmpfs has no block device): the sweep
+    /// switches only the loop device, so the test leaves the root disk,
+    /// and whatever else runs on it, alone.
+    fn in_ram(tag: &str) -> Lab {
+        Lab::make(tag, "/dev/shm", false)
+    }
+
+    fn make(tag: &str, base: &str, on_disk: bool) -> Lab {
         let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         let dir = PathBuf::from(format!(
-            "/var/tmp/innotune-sweep-test-{}-{tag}",
+            "{base}/innotune-sweep-test-{}-{tag}",
             std::process::id()
         ));
         std::fs::create_dir_all(&dir).unwrap();
@@ -71,7 +84,11 @@ impl Lab {
         let mnt = dir.join("mnt");
         std::fs::create_dir_all(&mnt).unwrap();
         sh("truncate", &["-s", "8G", img.to_str().unwrap()]);
-        let disk = disk_of(&img);
+        let disk = if on_disk {
+            disk_of(&img)
+        } else {
+            String::new()
+        };
         let mut lab = Lab {
             loopdev: String::new(),
             disk,
@@ -91,6 +108,7 @@ impl Lab {
         sh("mount", &[&dev, lab.mnt.to_str().unwrap()]);
         lab.orig = [lab.loopdev.clone(), lab.disk.clone()]
             .into_iter()
+            .filter(|d| !d.is_empty())
             .map(|d| {
                 let a = active(&d);
                 (d, a)
@@ -177,6 +195,12 @@ impl Lab {
 
 impl Drop for Lab {
     fn drop(&mut self) {
+        // Last resort after a failed test: a sandbox server left on the
+        // mount would keep it busy. Only servers whose command line names
+        // this lab's mount are touched (never the system server).
+        for pid in servers_under(&self.mnt) {
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
         host_support::umount_retry(&self.mnt);
         if !self.loopdev.is_empty() {
             let _ = Sys::new("losetup")
@@ -190,6 +214,45 @@ impl Drop for Lab {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// mysqld/mariadbd processes whose command line mentions `p` (zombies
+/// excluded: they have exited).
+fn servers_under(p: &Path) -> Vec<u32> {
+    let want = p.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            matches!(comm.trim(), "mariadbd" | "mysqld")
+                && String::from_utf8_lossy(&cmd).contains(&want)
+                && start_ticks(*pid).is_some()
+        })
+        .collect()
+}
+
+/// /proc/PID/stat start time, None once it has exited (zombie included).
+fn start_ticks(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
+    (f[0] != "Z" && f[0] != "X")
+        .then(|| f[19].parse().ok())
+        .flatten()
+}
+
+/// Wait until the process that started at `ticks` is gone (its new parent
+/// may take a moment to reap it).
+fn wait_gone(pid: u32, ticks: u64) -> bool {
+    let t0 = Instant::now();
+    while start_ticks(pid) == Some(ticks) {
+        if t0.elapsed() > Duration::from_secs(10) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
 }
 
 fn json(out: &[u8]) -> Value {
@@ -536,4 +599,269 @@ fn sigkill_leaves_a_journal_that_restore_finishes() {
     let out = lab.cmd().args(["restore"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("Nothing to restore"));
+}
+
+/// A sweep with an OLTP workload mixed with a bench job, on a RAM-backed
+/// loop device: the OLTP trials report tps (never IOPS), the server ran
+/// from the work directory on the swept filesystem, and afterwards the
+/// server is gone, the work directory removed and the scheduler back.
+#[test]
+fn oltp_workload_sweep_reports_tps_and_leaves_no_server() {
+    let lab = Lab::in_ram("oltp");
+    let job = lab.small_job();
+    let out = lab
+        .cmd()
+        .args([
+            "--format",
+            "json",
+            "sweep",
+            lab.mnt.to_str().unwrap(),
+            "--schedulers",
+            "none,mq-deadline",
+            "--workload",
+            "oltp_point_select",
+            "--workload",
+            job.to_str().unwrap(),
+            "--rounds",
+            "4",
+            "--trial",
+            "1s",
+            "--warmup",
+            "300ms",
+            "--oltp-tables",
+            "2",
+            "--oltp-table-size",
+            "5000",
+            "--oltp-threads",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json(&out.stdout);
+    lab.assert_restored();
+
+    let o = &r["oltp"];
+    assert_eq!(o["workloads"], serde_json::json!(["oltp_point_select"]));
+    assert_eq!(
+        (o["threads"].as_u64(), o["tables"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(o["buffer_pool_bytes"], 32 << 20);
+    assert!(o["server_version"].as_str().unwrap().contains('.'), "{o}");
+    assert!(o["dataset_bytes"].as_u64().unwrap() > 0, "{o}");
+    let sb = PathBuf::from(o["sandbox_dir"].as_str().unwrap());
+    assert!(
+        sb.starts_with(&lab.mnt)
+            && sb
+                .parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".innotune-sweep."),
+        "the datadir must be in the work directory on the swept filesystem: {}",
+        sb.display()
+    );
+    assert!(!sb.exists(), "sandbox directory left behind");
+    assert!(
+        servers_under(&lab.mnt).is_empty(),
+        "the sandbox server is still running"
+    );
+
+    let trials = r["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 4 * 2 * 2);
+    let (mut n_oltp, mut n_bench) = (0, 0);
+    for t in trials {
+        assert_eq!(t["devices"].as_array().unwrap().len(), 1, "{t}");
+        if t["workload"] == "oltp_point_select" {
+            n_oltp += 1;
+            assert_eq!(t["throughput_unit"], "tps", "{t}");
+            assert!(t["tps"].as_f64().unwrap() > 0.0, "{t}");
+            assert!(t.get("iops").is_none(), "tps reported as IOPS: {t}");
+            assert!(t["p99_us"].as_f64().unwrap() > 0.0, "{t}");
+            assert!(t["mib_s"].is_null());
+        } else {
+            n_bench += 1;
+            assert_eq!(t["throughput_unit"], "iops", "{t}");
+            assert!(t["iops"].as_f64().unwrap() > 0.0, "{t}");
+        }
+    }
+    assert_eq!((n_oltp, n_bench), (8, 8));
+    for c in r["results"].as_array().unwrap() {
+        let key = if c["workload"] == "oltp_point_select" {
+            "tps"
+        } else {
+            "iops"
+        };
+        assert_eq!(c[key]["n"], 4, "{c}");
+    }
+    let v: Vec<&Value> = r["verdicts"].as_array().unwrap().iter().collect();
+    assert_eq!(v.len(), 2);
+    assert!(v
+        .iter()
+        .any(|v| v["tps"].is_object() && v["tps_per_p99_ms"].is_object()));
+    assert!(
+        r["restored"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["kind"] != "server"),
+        "the server was stopped cleanly, not by the journal: {:#}",
+        r["restored"]
+    );
+}
+
+impl Lab {
+    /// Start a long OLTP sweep and wait until its server is journaled with
+    /// a pid and accepts connections; returns the child, the server's pid
+    /// and start time, and the sandbox directory.
+    fn start_oltp_sweep(&self) -> (std::process::Child, u32, u64, PathBuf) {
+        let bin = assert_cmd::cargo::cargo_bin("innotune");
+        let child = Sys::new(bin)
+            .env("INNOTUNE_STATE_DIR", self.state.path())
+            .args([
+                "sweep",
+                self.mnt.to_str().unwrap(),
+                "--schedulers",
+                "none,mq-deadline",
+                "--workload",
+                "oltp_read_write",
+                "--trial",
+                "60s",
+                "--warmup",
+                "0",
+                "--oltp-tables",
+                "1",
+                "--oltp-table-size",
+                "2000",
+                "--oltp-threads",
+                "2",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        let (pid, ticks, dir) = loop {
+            let entry = std::fs::read_to_string(self.journal())
+                .ok()
+                .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+                .and_then(|j| {
+                    j["entries"]
+                        .as_array()?
+                        .iter()
+                        .find(|e| e["kind"] == "server" && e["pid"].is_u64())
+                        .cloned()
+                });
+            if let Some(e) = entry {
+                break (
+                    e["pid"].as_u64().unwrap() as u32,
+                    e["start_ticks"].as_u64().unwrap(),
+                    PathBuf::from(e["dir"].as_str().unwrap()),
+                );
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "no server entry with a pid in the journal"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(start_ticks(pid), Some(ticks), "journaled start time");
+        while !dir.join("mysql.sock").exists() {
+            assert!(t0.elapsed() < Duration::from_secs(120), "server never up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Loaded and into the first trial.
+        std::thread::sleep(Duration::from_millis(2000));
+        (child, pid, ticks, dir)
+    }
+}
+
+/// SIGKILL leaves the server running (nothing could stop it); the journal
+/// names it, `restore --dry-run` lists it, `restore` stops it (its start
+/// time and command line match) before removing its directory.
+#[test]
+fn sigkill_mid_oltp_sweep_leaves_a_server_that_restore_stops() {
+    let lab = Lab::in_ram("oltpkill");
+    let (mut child, pid, ticks, dir) = lab.start_oltp_sweep();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        start_ticks(pid),
+        Some(ticks),
+        "the server died with innotune"
+    );
+    assert!(dir.exists());
+
+    let out = lab
+        .cmd()
+        .args(["--format", "json", "restore", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let r = json(&out.stdout);
+    let srv = r["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "server")
+        .unwrap_or_else(|| panic!("dry run does not list the server: {r:#}"))
+        .clone();
+    assert_eq!(srv["outcome"], "would_restore");
+    assert_eq!(srv["pid"], pid);
+    assert_eq!(srv["path"], dir.to_str().unwrap());
+    assert_eq!(start_ticks(pid), Some(ticks), "dry run stopped the server");
+
+    let out = lab
+        .cmd()
+        .args(["--format", "json", "restore"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json(&out.stdout);
+    let srv = r["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "server")
+        .unwrap()
+        .clone();
+    assert_eq!(srv["outcome"], "stopped", "{r:#}");
+    assert_eq!(srv["signal"], "SIGTERM", "a sandbox shuts down on SIGTERM");
+    assert!(wait_gone(pid, ticks), "server still running after restore");
+    assert!(!dir.exists());
+    assert!(servers_under(&lab.mnt).is_empty());
+    lab.assert_restored();
+}
+
+#[test]
+fn sigint_mid_oltp_sweep_stops_the_server_and_exits_130() {
+    let lab = Lab::in_ram("oltpint");
+    let (child, pid, ticks, dir) = lab.start_oltp_sweep();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        wait_gone(pid, ticks),
+        "server outlived the interrupted sweep"
+    );
+    assert!(!dir.exists());
+    assert!(servers_under(&lab.mnt).is_empty());
+    lab.assert_restored();
 }

@@ -8,6 +8,10 @@
 //!    host at once) and routes SIGINT/SIGTERM/SIGHUP to an immediate restore.
 //! 2. `g.set_sysfs(&host, "/sys/block/sda/queue/scheduler", "none")?` — the
 //!    original value is read and fsynced to disk *before* the write.
+//!    Files and directories it creates are journaled right after creation
+//!    (`g.track_created`); a throwaway server before it is initialised
+//!    (`g.track_server`), and its pid and start time as it is spawned
+//!    (`g.spawn_server`), so that restoring stops it.
 //! 3. Dropping the guard (normal return, `?` error, panic) restores and
 //!    removes the journal. A signal restores at once and exits 128+signo.
 //!    A SIGKILL or power loss leaves the journal: the next innotune command
@@ -21,6 +25,7 @@
 pub mod cli;
 mod render;
 pub mod restore;
+mod server;
 mod signals;
 
 pub use restore::{restore_entries, run_restore, Outcome, RestoreReport, Restored};
@@ -32,6 +37,7 @@ use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Journal file format version (bump when an entry changes meaning).
@@ -89,6 +95,29 @@ pub enum Entry {
     /// A directory innotune created (work files): restore deletes it and
     /// everything in it.
     Dir { path: PathBuf },
+    /// A throwaway server innotune started (a sandbox in `dir`, e.g. the
+    /// OLTP workloads of a sweep): restore stops it (SIGTERM, SIGKILL after
+    /// a grace period), before any directory is deleted.
+    ///
+    /// Journaled before the server is initialised, with no pid, and given
+    /// its pid and start time at the moment it is spawned (under the
+    /// journal's lock, so a signal cannot restore in between). A process is
+    /// only signalled when it is provably that server: same start time
+    /// (/proc/PID/stat field 22) and `--defaults-file=DIR/my.cnf` on its
+    /// command line ([`crate::sandbox::runs_from`]); a recycled pid is left
+    /// alone. Without a pid (a crash before the spawn was journaled, or the
+    /// bootstrap server of `mariadb-install-db`), every mysqld/mariadbd
+    /// whose command line names DIR's my.cnf is that server.
+    Server {
+        /// The sandbox directory (datadir, socket, my.cnf live in it).
+        dir: PathBuf,
+        /// Null until the server process is spawned.
+        #[serde(default)]
+        pid: Option<u32>,
+        /// The server's start time in clock ticks since boot.
+        #[serde(default)]
+        start_ticks: Option<u64>,
+    },
 }
 
 fn slash() -> PathBuf {
@@ -104,11 +133,13 @@ impl Entry {
             Entry::Sysfs { .. } => "sysfs",
             Entry::File { .. } => "file",
             Entry::Dir { .. } => "dir",
+            Entry::Server { .. } => "server",
         }
     }
     pub fn path(&self) -> &Path {
         match self {
             Entry::Sysfs { path, .. } | Entry::File { path } | Entry::Dir { path } => path,
+            Entry::Server { dir, .. } => dir,
         }
     }
 }
@@ -426,6 +457,68 @@ impl Guard {
             }
         };
         inner.file.entries.push(e);
+        inner.persist()
+    }
+
+    /// Journal a server about to be started in `dir` (before its data
+    /// directory is initialised: the bootstrap server counts too). Call
+    /// [`Guard::spawn_server`] to start it and [`Guard::forget_server`]
+    /// once it has been stopped cleanly.
+    pub fn track_server(&self, dir: &Path) -> Result<()> {
+        let mut inner = lock(&self.shared);
+        if inner.closed {
+            anyhow::bail!("interrupted: restoring host settings");
+        }
+        inner.file.entries.push(Entry::Server {
+            dir: dir.to_path_buf(),
+            pid: None,
+            start_ticks: None,
+        });
+        inner.persist()
+    }
+
+    /// Spawn the server of `dir` (journaled with [`Guard::track_server`])
+    /// and journal its pid and start time before returning. The journal's
+    /// lock is held throughout, so a signal's restore runs either before the
+    /// spawn (nothing started) or after the pid is on disk. If the pid
+    /// cannot be journaled the server is killed at once.
+    pub fn spawn_server(&self, dir: &Path, cmd: &mut Command) -> Result<Child> {
+        let mut inner = lock(&self.shared);
+        if inner.closed {
+            anyhow::bail!("interrupted: restoring host settings");
+        }
+        let Some(i) = inner
+            .file
+            .entries
+            .iter()
+            .position(|e| matches!(e, Entry::Server { dir: d, .. } if d == dir))
+        else {
+            anyhow::bail!("server in {} was not journaled first", dir.display());
+        };
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("starting {}", cmd.get_program().to_string_lossy()))?;
+        let pid = child.id();
+        inner.file.entries[i] = Entry::Server {
+            dir: dir.to_path_buf(),
+            pid: Some(pid),
+            start_ticks: process_start_ticks(pid),
+        };
+        if let Err(e) = inner.persist() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+        Ok(child)
+    }
+
+    /// Drop the entry of the server in `dir`: it was stopped cleanly.
+    pub fn forget_server(&self, dir: &Path) -> Result<()> {
+        let mut inner = lock(&self.shared);
+        inner
+            .file
+            .entries
+            .retain(|e| !matches!(e, Entry::Server { dir: d, .. } if d == dir));
         inner.persist()
     }
 

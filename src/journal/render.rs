@@ -27,14 +27,17 @@ pub(super) fn restore_text(r: &RestoreReport, out: &mut dyn Write, style: Style)
         let outcome = e.outcome.to_string();
         let outcome = match e.outcome {
             Outcome::Failed { .. } => style.bad(&outcome),
-            Outcome::Restored | Outcome::Removed => style.good(&outcome),
+            Outcome::Restored | Outcome::Removed | Outcome::Stopped { .. } => style.good(&outcome),
             _ => outcome,
         };
         t.add_row(vec![
             e.kind.to_string(),
             e.path.display().to_string(),
             e.original.clone().unwrap_or_else(|| "-".into()),
-            e.found.clone().unwrap_or_else(|| "-".into()),
+            e.found
+                .clone()
+                .or_else(|| e.pid.map(|p| format!("pid {p}")))
+                .unwrap_or_else(|| "-".into()),
             outcome,
         ]);
     }

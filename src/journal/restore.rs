@@ -1,6 +1,8 @@
 //! Putting journaled changes back, for the guard and for `innotune restore`.
 
-use super::{cli::RestoreArgs, journal_path, load, remove_journal, sysfs_value, Entry, Owner};
+use super::{
+    cli::RestoreArgs, journal_path, load, remove_journal, server, sysfs_value, Entry, Owner,
+};
 use crate::error::{exit, Fix};
 use crate::host::Host;
 use crate::Ctx;
@@ -20,6 +22,9 @@ pub enum Outcome {
     AlreadyOriginal,
     /// A created file or directory was deleted.
     Removed,
+    /// A server innotune started was stopped, by `signal` (`SIGTERM`, or
+    /// `SIGKILL` when it did not exit within the grace period).
+    Stopped { signal: String },
     /// The attribute or file no longer exists (e.g. a detached loop device):
     /// nothing left to restore.
     Gone,
@@ -35,6 +40,7 @@ impl fmt::Display for Outcome {
             Outcome::Restored => f.write_str("restored"),
             Outcome::AlreadyOriginal => f.write_str("already original"),
             Outcome::Removed => f.write_str("removed"),
+            Outcome::Stopped { signal } => write!(f, "stopped ({signal})"),
             Outcome::Gone => f.write_str("gone"),
             Outcome::WouldRestore => f.write_str("would restore"),
             Outcome::Failed { reason } => write!(f, "failed: {reason}"),
@@ -53,37 +59,70 @@ pub struct Restored {
     /// sysfs: the value found before restoring.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub found: Option<String>,
+    /// server: the pid found running (and verified to be that server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
     #[serde(flatten)]
     pub outcome: Outcome,
 }
 
 /// Restore entries in a safe order and report each.
 ///
-/// Order: scheduler files first, then other sysfs attributes in the order
-/// they were recorded, then created files/directories newest first. Why:
-/// switching the scheduler resets `nr_requests` to the new scheduler's
-/// default, so the scheduler must be back before `nr_requests` is written.
-/// Results come back in the entries' own order.
+/// Order ([`restore_order`]): scheduler files, other sysfs attributes,
+/// servers, then created files/directories newest first. Results come back
+/// in the entries' own order. A directory that holds a server which could
+/// not be stopped is left in place (deleting a running server's datadir
+/// frees nothing and hides the server); it fails, to be retried.
 pub fn restore_entries(entries: &[Entry], dry_run: bool) -> Vec<Restored> {
-    let is_sched =
-        |e: &Entry| matches!(e, Entry::Sysfs { path, .. } if path.ends_with("queue/scheduler"));
-    let mut order: Vec<usize> = (0..entries.len())
-        .filter(|&i| is_sched(&entries[i]))
-        .collect();
-    order.extend(
-        (0..entries.len())
-            .filter(|&i| matches!(entries[i], Entry::Sysfs { .. }) && !is_sched(&entries[i])),
-    );
-    order.extend(
-        (0..entries.len())
-            .rev()
-            .filter(|&i| !matches!(entries[i], Entry::Sysfs { .. })),
-    );
     let mut out: Vec<Option<Restored>> = vec![None; entries.len()];
-    for i in order {
-        out[i] = Some(restore_one(&entries[i], dry_run));
+    let mut running: Vec<PathBuf> = Vec::new();
+    for i in restore_order(entries) {
+        let r = match &entries[i] {
+            Entry::File { path } | Entry::Dir { path } => {
+                match running.iter().find(|d| d.starts_with(path)) {
+                    Some(d) => Restored {
+                        kind: entries[i].kind(),
+                        path: path.clone(),
+                        original: None,
+                        found: None,
+                        pid: None,
+                        outcome: Outcome::Failed {
+                            reason: format!("kept: the server in {} is still running", d.display()),
+                        },
+                    },
+                    None => restore_one(&entries[i], dry_run),
+                }
+            }
+            e => restore_one(e, dry_run),
+        };
+        if let (Entry::Server { dir, .. }, Outcome::Failed { .. }) = (&entries[i], &r.outcome) {
+            running.push(dir.clone());
+        }
+        out[i] = Some(r);
     }
     out.into_iter().flatten().collect()
+}
+
+/// The order entries are restored in, as indices.
+///
+/// Why: switching the scheduler resets `nr_requests` to the new
+/// scheduler's default, so schedulers go back before other attributes; a
+/// server's datadir lives in a directory innotune created, so servers stop
+/// before any file or directory is deleted; and a directory's own
+/// contents were created after it, so newest first.
+pub fn restore_order(entries: &[Entry]) -> Vec<usize> {
+    let is_sched =
+        |e: &Entry| matches!(e, Entry::Sysfs { path, .. } if path.ends_with("queue/scheduler"));
+    let idx = |f: &dyn Fn(&Entry) -> bool| -> Vec<usize> {
+        (0..entries.len()).filter(|&i| f(&entries[i])).collect()
+    };
+    let mut order = idx(&is_sched);
+    order.extend(idx(&|e| matches!(e, Entry::Sysfs { .. }) && !is_sched(e)));
+    order.extend(idx(&|e| matches!(e, Entry::Server { .. })));
+    let mut created = idx(&|e| matches!(e, Entry::File { .. } | Entry::Dir { .. }));
+    created.reverse();
+    order.extend(created);
+    order
 }
 
 fn restore_one(e: &Entry, dry_run: bool) -> Restored {
@@ -101,6 +140,7 @@ fn restore_one(e: &Entry, dry_run: bool) -> Restored {
                 path: path.clone(),
                 original: Some(original.clone()),
                 found,
+                pid: None,
                 outcome,
             }
         }
@@ -110,26 +150,70 @@ fn restore_one(e: &Entry, dry_run: bool) -> Restored {
             } else if dry_run {
                 Outcome::WouldRestore
             } else {
-                let r = if matches!(e, Entry::Dir { .. }) {
-                    std::fs::remove_dir_all(path)
-                } else {
-                    std::fs::remove_file(path)
-                };
-                match r {
-                    Ok(()) => Outcome::Removed,
-                    Err(err) => Outcome::Failed {
-                        reason: err.to_string(),
-                    },
-                }
+                remove_created(path, matches!(e, Entry::Dir { .. }))
             };
             Restored {
                 kind: e.kind(),
                 path: path.clone(),
                 original: None,
                 found: None,
+                pid: None,
                 outcome,
             }
         }
+        Entry::Server {
+            dir,
+            pid,
+            start_ticks,
+        } => {
+            let procs = server::find(dir, *pid, *start_ticks);
+            let outcome = if procs.is_empty() {
+                Outcome::Gone
+            } else if dry_run {
+                Outcome::WouldRestore
+            } else {
+                // Several only without a journaled pid (bootstrap + server):
+                // the worst outcome is the entry's.
+                let all: Vec<Outcome> = procs.iter().map(|&p| server::stop(p, dir)).collect();
+                all.iter()
+                    .find(|o| matches!(o, Outcome::Failed { .. }))
+                    .or_else(|| all.iter().find(|o| matches!(o, Outcome::Stopped { .. })))
+                    .cloned()
+                    .unwrap_or(Outcome::Gone)
+            };
+            Restored {
+                kind: e.kind(),
+                path: dir.clone(),
+                original: None,
+                found: None,
+                pid: procs.first().map(|p| p.pid),
+                outcome,
+            }
+        }
+    }
+}
+
+/// Delete a file or directory innotune created. Something else may be
+/// deleting inside it at the same moment (a sandbox removing its own
+/// directory while a signal restores): what is gone at the end is removed.
+fn remove_created(path: &Path, dir: bool) -> Outcome {
+    let rm = || {
+        if dir {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path)
+        }
+    };
+    let mut r = rm();
+    if r.is_err() && path.exists() {
+        r = rm();
+    }
+    match r {
+        Ok(()) => Outcome::Removed,
+        Err(_) if !path.exists() => Outcome::Removed,
+        Err(err) => Outcome::Failed {
+            reason: err.to_string(),
+        },
     }
 }
 

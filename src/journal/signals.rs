@@ -1,5 +1,7 @@
 //! SIGINT/SIGTERM/SIGHUP while the host is changed: restore at once, then
-//! exit 128+signo (130 for Ctrl-C), as shells report a signal death.
+//! exit 128+signo (130 for Ctrl-C), as shells report a signal death. A
+//! journaled server is stopped as part of the restore (it was started in
+//! its own process group, so a terminal's Ctrl-C never reached it).
 //!
 //! One watcher thread per process (signal-hook's iterator), installed on the
 //! first journal and kept: signal-hook cannot hand a signal back to its

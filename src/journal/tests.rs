@@ -195,3 +195,226 @@ fn sysctl_is_a_proc_sys_write_back() {
     }
     assert_eq!(fx.read("/proc/sys/vm/swappiness"), "60");
 }
+
+#[test]
+fn server_entry_round_trips_and_old_journals_still_load() {
+    let e = Entry::Server {
+        dir: PathBuf::from("/data/.innotune-sweep.42/sandbox"),
+        pid: Some(1234),
+        start_ticks: Some(98765),
+    };
+    let v = serde_json::to_value(&e).unwrap();
+    assert_eq!(v["kind"], "server");
+    assert_eq!(v["dir"], "/data/.innotune-sweep.42/sandbox");
+    assert_eq!(v["pid"], 1234);
+    assert_eq!(v["start_ticks"], 98765);
+    assert_eq!(serde_json::from_value::<Entry>(v).unwrap(), e);
+    assert_eq!(e.kind(), "server");
+    assert_eq!(e.path(), Path::new("/data/.innotune-sweep.42/sandbox"));
+    // Journaled before the spawn: no pid yet.
+    let early: Entry = serde_json::from_str(r#"{"kind": "server", "dir": "/d/sb"}"#).unwrap();
+    assert_eq!(
+        early,
+        Entry::Server {
+            dir: "/d/sb".into(),
+            pid: None,
+            start_ticks: None
+        }
+    );
+    // A journal written before server entries existed loads unchanged.
+    let fx = Fx::new();
+    fs::write(
+        fx.journal(),
+        r#"{"version": 1, "owner": {"pid": 7, "command": "innotune sweep /x", "started": "2025-01-01T00:00:00Z"},
+            "entries": [{"kind": "sysfs", "path": "/sys/block/sdx/queue/scheduler", "original": "mq-deadline", "new": "none"},
+                        {"kind": "dir", "path": "/x/.innotune-sweep.7"}]}"#,
+    )
+    .unwrap();
+    let j = load(&fx.journal()).unwrap().unwrap();
+    assert_eq!(j.entries.len(), 2);
+    assert_eq!(j.owner.start_ticks, None);
+}
+
+/// A stand-in for a sandbox server: `sleep` (renamed `mariadbd` when the
+/// test needs a server's name) whose argv[0] is the argument a sandbox's
+/// server carries, `--defaults-file=DIR/my.cnf`.
+struct FakeServer {
+    child: std::process::Child,
+    _bin: Option<tempfile::TempDir>,
+}
+
+impl FakeServer {
+    fn start(dir: &Path, named_mariadbd: bool) -> FakeServer {
+        use std::os::unix::process::CommandExt;
+        let sleep = which::which("sleep").unwrap();
+        let (prog, bin) = if named_mariadbd {
+            let t = tempfile::tempdir().unwrap();
+            let p = t.path().join("mariadbd");
+            fs::copy(&sleep, &p).unwrap();
+            (p, Some(t))
+        } else {
+            (sleep, None)
+        };
+        let child = std::process::Command::new(prog)
+            .arg0(format!("--defaults-file={}", dir.join("my.cnf").display()))
+            .arg("120")
+            .spawn()
+            .unwrap();
+        // Wait for the exec: until then the cmdline is the test binary's.
+        let t0 = std::time::Instant::now();
+        while !crate::sandbox::runs_from(child.id(), dir) {
+            assert!(t0.elapsed().as_secs() < 10, "fake server never exec'd");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        FakeServer { child, _bin: bin }
+    }
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+    fn ticks(&self) -> u64 {
+        process_start_ticks(self.pid()).unwrap()
+    }
+    fn alive(&self) -> bool {
+        process_start_ticks(self.pid()).is_some()
+    }
+    /// Reap it and return the signal it died of.
+    fn reap(&mut self) -> Option<i32> {
+        use std::os::unix::process::ExitStatusExt;
+        self.child.wait().unwrap().signal()
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn server(dir: &Path, pid: Option<u32>, start_ticks: Option<u64>) -> Entry {
+    Entry::Server {
+        dir: dir.to_path_buf(),
+        pid,
+        start_ticks,
+    }
+}
+
+#[test]
+fn a_recycled_pid_is_never_signalled() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("sb");
+    let mut fake = FakeServer::start(&dir, false);
+    let (pid, ticks) = (fake.pid(), fake.ticks());
+    // Same pid, another start time: the pid was recycled.
+    let r = restore_entries(&[server(&dir, Some(pid), Some(ticks - 1))], false);
+    assert_eq!(r[0].outcome, Outcome::Gone);
+    // Same pid and start time, but the command line names another sandbox
+    // (one whose name only starts the same way).
+    let other = work.path().join("s");
+    let r = restore_entries(&[server(&other, Some(pid), Some(ticks))], false);
+    assert_eq!(r[0].outcome, Outcome::Gone);
+    // A pid without a start time cannot be checked: left alone.
+    let r = restore_entries(&[server(&dir, Some(pid), None)], false);
+    assert_eq!(r[0].outcome, Outcome::Gone);
+    assert!(fake.alive(), "a process that is not provably ours was hit");
+
+    // A dry run names it and leaves it running.
+    let r = restore_entries(&[server(&dir, Some(pid), Some(ticks))], true);
+    assert_eq!(r[0].outcome, Outcome::WouldRestore);
+    assert_eq!(r[0].pid, Some(pid));
+    assert!(fake.alive());
+
+    // Pid, start time and command line agree: SIGTERM stops it.
+    let r = restore_entries(&[server(&dir, Some(pid), Some(ticks))], false);
+    assert_eq!(
+        r[0].outcome,
+        Outcome::Stopped {
+            signal: "SIGTERM".into()
+        }
+    );
+    assert_eq!(fake.reap(), Some(libc::SIGTERM));
+    // Once it is gone, restoring again is a no-op.
+    let r = restore_entries(&[server(&dir, Some(pid), Some(ticks))], false);
+    assert_eq!(r[0].outcome, Outcome::Gone);
+}
+
+#[test]
+fn a_server_journaled_without_a_pid_is_found_by_its_command_line() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("sb");
+    let mut ours = FakeServer::start(&dir, true);
+    let theirs = FakeServer::start(&work.path().join("sb2"), true);
+    let r = restore_entries(&[server(&dir, None, None)], true);
+    assert_eq!(r[0].outcome, Outcome::WouldRestore);
+    assert_eq!(r[0].pid, Some(ours.pid()));
+    let r = restore_entries(&[server(&dir, None, None)], false);
+    assert!(matches!(r[0].outcome, Outcome::Stopped { .. }), "{r:?}");
+    assert_eq!(ours.reap(), Some(libc::SIGTERM));
+    assert!(theirs.alive(), "another sandbox's server was stopped");
+}
+
+#[test]
+fn servers_stop_before_any_directory_is_deleted() {
+    let entries = [
+        Entry::Dir {
+            path: "/m/.innotune-sweep.1".into(),
+        },
+        Entry::Sysfs {
+            path: SDX_NR.into(),
+            original: "64".into(),
+            new: "64".into(),
+            root: "/".into(),
+        },
+        server(Path::new("/m/.innotune-sweep.1/sandbox"), None, None),
+        Entry::File {
+            path: "/m/.innotune-sweep.1/f".into(),
+        },
+        Entry::Sysfs {
+            path: SDX.into(),
+            original: "none".into(),
+            new: "kyber".into(),
+            root: "/".into(),
+        },
+    ];
+    assert_eq!(restore::restore_order(&entries), [4, 1, 2, 3, 0]);
+}
+
+#[test]
+fn guard_journals_the_pid_at_spawn_and_stops_the_server_on_drop() {
+    use std::os::unix::process::CommandExt;
+    let fx = Fx::new();
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("sb");
+    let g = Journal::begin_in(fx.state.path(), "t", false).unwrap();
+    let mut cmd = std::process::Command::new("sleep");
+    cmd.arg0(format!("--defaults-file={}", dir.join("my.cnf").display()))
+        .arg("120");
+    let err = g.spawn_server(&dir, &mut cmd).err().unwrap();
+    assert!(err.to_string().contains("not journaled"), "{err}");
+    g.track_server(&dir).unwrap();
+    let on_disk = load(&fx.journal()).unwrap().unwrap();
+    assert_eq!(on_disk.entries, [server(&dir, None, None)]);
+    let mut child = g.spawn_server(&dir, &mut cmd).unwrap();
+    let pid = child.id();
+    let on_disk = load(&fx.journal()).unwrap().unwrap();
+    assert_eq!(
+        on_disk.entries,
+        [server(&dir, Some(pid), process_start_ticks(pid))],
+        "pid and start time are on disk when spawn returns"
+    );
+    let t0 = std::time::Instant::now();
+    while !crate::sandbox::runs_from(pid, &dir) {
+        assert!(t0.elapsed().as_secs() < 10);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    drop(g);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGTERM));
+    assert!(!fx.journal().exists());
+
+    // forget_server: stopped elsewhere, nothing left to do.
+    let g = Journal::begin_in(fx.state.path(), "t", false).unwrap();
+    g.track_server(&dir).unwrap();
+    g.forget_server(&dir).unwrap();
+    assert!(g.entries().is_empty());
+}

@@ -25,6 +25,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const MARKER: &str = "innotune-sandbox.json";
+/// Longest socket path that fits `sockaddr_un.sun_path` with room to spare.
+pub const MAX_SOCKET_PATH: usize = 100;
+
+/// Where the server of the sandbox in `dir` listens.
+pub fn socket_path(dir: &Path) -> PathBuf {
+    dir.join("mysql.sock")
+}
 
 /// Server variables a sandbox starts with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +123,29 @@ impl Profile {
             Profile::Default => "default",
             Profile::Vars { name, .. } => name,
         }
+    }
+
+    /// The value the profile sets for server variable `name`, if any
+    /// (`-` and `_` are the same, as for the server).
+    pub fn var(&self, name: &str) -> Option<&str> {
+        let norm = |s: &str| s.replace('-', "_");
+        self.vars()
+            .iter()
+            .rev()
+            .find(|(k, _)| norm(k) == norm(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The profile with `name = value` added (it wins over the profile's
+    /// own setting: later lines of my.cnf override earlier ones). The name
+    /// stays the profile's.
+    pub fn with_var(self, name: &str, value: &str) -> Profile {
+        let (pname, mut vars) = match self {
+            Profile::Default => ("default".to_string(), Vec::new()),
+            Profile::Vars { name, vars } => (name, vars),
+        };
+        vars.push((name.to_string(), value.to_string()));
+        Profile::Vars { name: pname, vars }
     }
 
     fn vars(&self) -> &[(String, String)] {
@@ -216,11 +246,15 @@ fn pid_alive(pid: u32) -> bool {
     }
 }
 
-/// Is `pid` our server (its command line names our my.cnf)? Guards
-/// against signalling a recycled pid.
-fn pid_is_ours(pid: u32, cnf: &Path) -> bool {
+/// Is `pid` the server of the sandbox in `dir`: does its command line
+/// carry the argument `--defaults-file=DIR/my.cnf`? Every server a sandbox
+/// starts does (and so does mariadb-install-db's bootstrap server); a
+/// recycled pid, or a sandbox in `DIR2` whose name starts with DIR, does
+/// not. Shared with the journal, which stops sandboxes after a crash.
+pub fn runs_from(pid: u32, dir: &Path) -> bool {
+    let want = format!("--defaults-file={}", dir.join("my.cnf").display());
     fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|c| String::from_utf8_lossy(&c).contains(&*cnf.to_string_lossy()))
+        .map(|c| c.split(|&b| b == 0).any(|a| a == want.as_bytes()))
         .unwrap_or(false)
 }
 
@@ -256,13 +290,26 @@ impl Sandbox {
 
     /// Initialise (unless DIR holds a kept sandbox), start, wait until ready.
     pub fn start(opts: SandboxOpts) -> Result<Sandbox> {
+        Self::start_with(opts, &mut |c: &mut Command| {
+            c.spawn()
+                .with_context(|| format!("starting {}", c.get_program().to_string_lossy()))
+        })
+    }
+
+    /// [`Sandbox::start`], with `spawn` starting the server process from
+    /// the command it is given: a journal records the pid there, at the
+    /// moment the server exists (see `journal::Guard::spawn_server`).
+    pub fn start_with(
+        opts: SandboxOpts,
+        spawn: &mut dyn FnMut(&mut Command) -> Result<Child>,
+    ) -> Result<Sandbox> {
         let dir = if opts.dir.is_absolute() {
             opts.dir.clone()
         } else {
             std::env::current_dir()?.join(&opts.dir)
         };
-        let sock = dir.join("mysql.sock");
-        if sock.as_os_str().len() > 100 {
+        let sock = socket_path(&dir);
+        if sock.as_os_str().len() > MAX_SOCKET_PATH {
             anyhow::bail!(Fix::new(
                 format!(
                     "socket path {} is too long for a Unix socket",
@@ -274,7 +321,7 @@ impl Sandbox {
         let marker = dir.join(MARKER);
         let reuse = if marker.exists() {
             let st = read_state(&dir)?;
-            if pid_alive(st.pid) && pid_is_ours(st.pid, &dir.join("my.cnf")) {
+            if pid_alive(st.pid) && runs_from(st.pid, &dir) {
                 anyhow::bail!(Fix::new(
                     format!(
                         "a sandbox is already running in {} (pid {})",
@@ -329,14 +376,13 @@ impl Sandbox {
         if !reuse {
             initialise(&server, &ver, &cnf, &dir)?;
         }
-        let child = Command::new(&server)
-            .arg(format!("--defaults-file={}", cnf.display()))
+        let mut cmd = Command::new(&server);
+        cmd.arg(format!("--defaults-file={}", cnf.display()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .with_context(|| format!("starting {}", server.display()))?;
+            .process_group(0);
+        let child = spawn(&mut cmd)?;
         sb.state.pid = child.id();
         sb.child = Some(child);
         write_state(&dir, &sb.state)?;
@@ -411,8 +457,8 @@ impl Sandbox {
 
     fn stop_inner(&mut self) -> Result<()> {
         let pid = self.state.pid;
-        let cnf = self.dir.join("my.cnf");
-        let ours = pid != 0 && pid_alive(pid) && (self.child.is_some() || pid_is_ours(pid, &cnf));
+        let ours =
+            pid != 0 && pid_alive(pid) && (self.child.is_some() || runs_from(pid, &self.dir));
         if ours {
             let asked = self
                 .conn_spec()
@@ -610,8 +656,7 @@ pub fn run(args: cli::SandboxArgs, ctx: &Ctx) -> Result<i32> {
         Status(a) => {
             let dir = absolute(&a.dir)?;
             let mut st = read_state(&dir)?;
-            let running =
-                st.pid != 0 && pid_alive(st.pid) && pid_is_ours(st.pid, &dir.join("my.cnf"));
+            let running = st.pid != 0 && pid_alive(st.pid) && runs_from(st.pid, &dir);
             if running {
                 if let Ok(mut c) = ConnSpec::socket(&st.socket, "root").connect() {
                     if let Ok(v) = crate::db::server_version(&mut c) {

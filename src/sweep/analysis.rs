@@ -5,10 +5,80 @@ use super::diskstats::DeviceStats;
 use super::plan::Candidate;
 use super::target::Device;
 use crate::bench::result::{DirStats, WorkloadResult};
+use crate::oltp::OltpResult;
 use crate::stats::{self, compare, CompareOpts, Comparison, Direction, Summary, Verdict};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use serde::Serialize;
+
+/// What a workload's throughput counts. The analysis treats both alike
+/// (higher is better, ratios are unitless); reports name the unit so a
+/// transaction rate is never read as an I/O rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// I/O operations per second: bench presets and job files.
+    Iops,
+    /// Transactions per second: OLTP workloads (sysbench's "transactions").
+    Tps,
+}
+
+impl Unit {
+    /// As written in text reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Iops => "IOPS",
+            Unit::Tps => "tps",
+        }
+    }
+}
+
+/// A throughput figure named by its unit in JSON, flattened into its
+/// parent: `"iops": …` for bench workloads, `"tps": …` for OLTP ones. (An
+/// `iops` field holding transactions would change what `iops` means.)
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PerUnit<T> {
+    Iops(T),
+    Tps(T),
+}
+
+impl<T> PerUnit<T> {
+    pub fn new(unit: Unit, v: T) -> PerUnit<T> {
+        match unit {
+            Unit::Iops => PerUnit::Iops(v),
+            Unit::Tps => PerUnit::Tps(v),
+        }
+    }
+    pub fn get(&self) -> &T {
+        match self {
+            PerUnit::Iops(v) | PerUnit::Tps(v) => v,
+        }
+    }
+}
+
+/// The `balanced` composite named by its unit, flattened into its parent:
+/// `"iops_per_p99_ms": …` or `"tps_per_p99_ms": …`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PerP99<T> {
+    IopsPerP99Ms(T),
+    TpsPerP99Ms(T),
+}
+
+impl<T> PerP99<T> {
+    pub fn new(unit: Unit, v: T) -> PerP99<T> {
+        match unit {
+            Unit::Iops => PerP99::IopsPerP99Ms(v),
+            Unit::Tps => PerP99::TpsPerP99Ms(v),
+        }
+    }
+    pub fn get(&self) -> &T {
+        match self {
+            PerP99::IopsPerP99Ms(v) | PerP99::TpsPerP99Ms(v) => v,
+        }
+    }
+}
 
 /// One measured window.
 #[derive(Debug, Clone, Serialize)]
@@ -18,15 +88,28 @@ pub struct Trial {
     pub seq: usize,
     pub candidate: String,
     pub workload: String,
-    /// All jobs, reads + writes.
-    pub iops: f64,
-    pub mib_s: f64,
-    /// The latency that matters for the workload: read p99 if it reads,
-    /// else write p99 (µs; max over jobs). Null if no I/O completed.
+    pub throughput_unit: Unit,
+    /// Bench: all jobs, reads + writes, as `iops`. OLTP: transactions per
+    /// second, as `tps`.
+    #[serde(flatten)]
+    pub throughput: PerUnit<f64>,
+    /// Bench: bandwidth of all jobs. OLTP: null (see `devices` for bytes).
+    pub mib_s: Option<f64>,
+    /// The latency that matters for the workload (µs). Bench: read p99 if
+    /// it reads, else write p99 (max over jobs); null if no I/O completed.
+    /// OLTP: transaction p99; null if no transaction completed.
     pub p99_us: Option<f64>,
     pub read_p99_us: Option<f64>,
     pub write_p99_us: Option<f64>,
     pub read_p50_us: Option<f64>,
+    /// OLTP: queries per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qps: Option<f64>,
+    /// OLTP: events re-run after an ignored error (deadlock, lock wait
+    /// timeout, lost connection), per second: a trial full of them measured
+    /// contention, not storage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors_per_sec: Option<f64>,
     /// iostat -x figures of each switched device over the window.
     pub devices: Vec<DeviceStats>,
 }
@@ -64,12 +147,50 @@ impl Trial {
             seq,
             candidate: candidate.to_string(),
             workload: r.name.clone(),
-            iops,
-            mib_s: bw / (1024.0 * 1024.0),
+            throughput_unit: Unit::Iops,
+            throughput: PerUnit::Iops(iops),
+            mib_s: Some(bw / (1024.0 * 1024.0)),
             p99_us: read_p99_us.or(write_p99_us),
             read_p99_us,
             write_p99_us,
             read_p50_us: max_p99(r, true, |d| d.clat_ns.p50),
+            qps: None,
+            errors_per_sec: None,
+            devices,
+        }
+    }
+
+    /// An OLTP trial: throughput is transactions per second, latency the
+    /// transaction p99 (sysbench's histogram, ms → µs so that bench and
+    /// OLTP latencies share one unit).
+    pub fn from_oltp(
+        round: u32,
+        seq: usize,
+        candidate: &str,
+        workload: &str,
+        r: &OltpResult,
+        devices: Vec<DeviceStats>,
+    ) -> Trial {
+        let p99_ms = r
+            .latency_ms
+            .percentiles
+            .get("99")
+            .copied()
+            .filter(|_| r.events > 0);
+        Trial {
+            round,
+            seq,
+            candidate: candidate.to_string(),
+            workload: workload.to_string(),
+            throughput_unit: Unit::Tps,
+            throughput: PerUnit::Tps(r.tps),
+            mib_s: None,
+            p99_us: p99_ms.map(|ms| ms * 1000.0),
+            read_p99_us: None,
+            write_p99_us: None,
+            read_p50_us: None,
+            qps: Some(r.qps),
+            errors_per_sec: Some(r.errors_per_sec),
             devices,
         }
     }
@@ -77,27 +198,19 @@ impl Trial {
 
 #[derive(Debug, Clone, Copy)]
 pub enum Metric {
-    Iops,
+    /// IOPS (bench) or tps (OLTP): see [`Unit`].
+    Throughput,
     MibS,
     P99,
-    /// IOPS per millisecond of p99 latency, per trial: the `balanced`
-    /// objective's one metric. Testing IOPS and p99 separately and taking
-    /// either verdict would be two tests per workload and double the
+    /// Throughput per millisecond of p99 latency, per trial: the `balanced`
+    /// objective's one metric. Testing throughput and p99 separately and
+    /// taking either verdict would be two tests per workload and double the
     /// false-positive rate; a composite keeps one test per workload, so the
     /// Bonferroni split over workloads still bounds the whole run at alpha.
-    IopsPerP99,
+    Balanced,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 3] = [Metric::Iops, Metric::MibS, Metric::P99];
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Iops => "iops",
-            Metric::MibS => "mib_s",
-            Metric::P99 => "p99_us",
-            Metric::IopsPerP99 => "iops_per_p99_ms",
-        }
-    }
     pub fn direction(self) -> Direction {
         match self {
             Metric::P99 => Direction::LowerIsBetter,
@@ -105,13 +218,22 @@ impl Metric {
         }
     }
     pub fn of(self, t: &Trial) -> Option<f64> {
+        let x = *t.throughput.get();
         match self {
-            Metric::Iops => Some(t.iops),
-            Metric::MibS => Some(t.mib_s),
+            Metric::Throughput => Some(x),
+            Metric::MibS => t.mib_s,
             Metric::P99 => t.p99_us,
-            Metric::IopsPerP99 => t.p99_us.filter(|p| *p > 0.0).map(|p| t.iops / (p / 1000.0)),
+            Metric::Balanced => t.p99_us.filter(|p| *p > 0.0).map(|p| x / (p / 1000.0)),
         }
     }
+}
+
+/// The unit of workload `w`'s throughput (from its trials; IOPS if none ran).
+fn unit_of(trials: &[Trial], w: &str) -> Unit {
+    trials
+        .iter()
+        .find(|t| t.workload == w)
+        .map_or(Unit::Iops, |t| t.throughput_unit)
 }
 
 /// Median device figures of one cell.
@@ -130,8 +252,12 @@ pub struct DeviceMedians {
 pub struct Cell {
     pub candidate: String,
     pub workload: String,
-    pub iops: Summary,
-    pub mib_s: Summary,
+    pub throughput_unit: Unit,
+    /// `iops` or `tps`.
+    #[serde(flatten)]
+    pub throughput: PerUnit<Summary>,
+    /// Null for OLTP workloads.
+    pub mib_s: Option<Summary>,
     pub p99_us: Option<Summary>,
     pub devices: Vec<DeviceMedians>,
 }
@@ -146,12 +272,17 @@ pub struct WorkloadVerdict {
     /// The verdict for the objective: `better`, `worse` or
     /// `no significant difference`.
     pub verdict: Verdict,
-    pub iops: Comparison,
-    pub mib_s: Comparison,
+    pub throughput_unit: Unit,
+    /// `iops` or `tps`.
+    #[serde(flatten)]
+    pub throughput: PerUnit<Comparison>,
+    /// Null for OLTP workloads.
+    pub mib_s: Option<Comparison>,
     pub p99_us: Option<Comparison>,
-    /// The composite the `balanced` objective decides on (IOPS ÷ p99 ms).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iops_per_p99_ms: Option<Comparison>,
+    /// The composite the `balanced` objective decides on (throughput ÷ p99
+    /// ms): `iops_per_p99_ms` or `tps_per_p99_ms`; absent without p99.
+    #[serde(flatten)]
+    pub balanced: Option<PerP99<Comparison>>,
 }
 
 fn values(trials: &[Trial], c: &str, w: &str, m: Metric) -> Vec<f64> {
@@ -177,9 +308,11 @@ pub fn cells(
 ) -> Vec<Cell> {
     let mut out = Vec::new();
     for (wi, w) in workloads.iter().enumerate() {
+        let unit = unit_of(trials, w);
         for (ci, c) in cands.iter().enumerate() {
             let mut rng = SmallRng::seed_from_u64(seed_for(seed, &[1, wi, ci]));
             let p99 = values(trials, &c.label, w, Metric::P99);
+            let mib_s = values(trials, &c.label, w, Metric::MibS);
             let mine: Vec<&Trial> = trials
                 .iter()
                 .filter(|t| t.candidate == c.label && &t.workload == w)
@@ -211,16 +344,16 @@ pub fn cells(
             out.push(Cell {
                 candidate: c.label.clone(),
                 workload: w.clone(),
-                iops: stats::summarize(
-                    &values(trials, &c.label, w, Metric::Iops),
-                    resamples,
-                    &mut rng,
+                throughput_unit: unit,
+                throughput: PerUnit::new(
+                    unit,
+                    stats::summarize(
+                        &values(trials, &c.label, w, Metric::Throughput),
+                        resamples,
+                        &mut rng,
+                    ),
                 ),
-                mib_s: stats::summarize(
-                    &values(trials, &c.label, w, Metric::MibS),
-                    resamples,
-                    &mut rng,
-                ),
+                mib_s: (!mib_s.is_empty()).then(|| stats::summarize(&mib_s, resamples, &mut rng)),
                 p99_us: (!p99.is_empty()).then(|| stats::summarize(&p99, resamples, &mut rng)),
                 devices,
             });
@@ -233,7 +366,7 @@ pub fn cells(
 /// [`Metric::IopsPerP99`] for why `balanced` is a composite).
 pub fn objective_verdict(
     o: Objective,
-    iops: &Comparison,
+    throughput: &Comparison,
     p99: Option<&Comparison>,
     balanced: Option<&Comparison>,
 ) -> Verdict {
@@ -242,7 +375,7 @@ pub fn objective_verdict(
             .unwrap_or(Verdict::NoSignificantDifference)
     };
     match o {
-        Objective::Throughput => iops.verdict,
+        Objective::Throughput => throughput.verdict,
         Objective::Latency => or_none(p99),
         Objective::Balanced => or_none(balanced),
     }
@@ -264,6 +397,7 @@ pub fn verdicts(
     };
     let mut out = Vec::new();
     for (wi, w) in workloads.iter().enumerate() {
+        let unit = unit_of(trials, w);
         for (ci, c) in cands.iter().enumerate() {
             if ci == baseline {
                 continue;
@@ -280,26 +414,29 @@ pub fn verdicts(
                     &o,
                 )
             };
-            let iops = cmp(Metric::Iops, 0);
-            let mib_s = cmp(Metric::MibS, 1);
-            let has_p99 = !values(trials, base, w, Metric::P99).is_empty()
-                && !values(trials, &c.label, w, Metric::P99).is_empty();
+            let has = |m: Metric| {
+                !values(trials, base, w, m).is_empty() && !values(trials, &c.label, w, m).is_empty()
+            };
+            let throughput = cmp(Metric::Throughput, 0);
+            let mib_s = has(Metric::MibS).then(|| cmp(Metric::MibS, 1));
+            let has_p99 = has(Metric::P99);
             let p99_us = has_p99.then(|| cmp(Metric::P99, 2));
-            let iops_per_p99_ms = has_p99.then(|| cmp(Metric::IopsPerP99, 3));
+            let balanced = has_p99.then(|| cmp(Metric::Balanced, 3));
             out.push(WorkloadVerdict {
                 candidate: c.label.clone(),
                 workload: w.clone(),
                 baseline: base.clone(),
                 verdict: objective_verdict(
                     objective,
-                    &iops,
+                    &throughput,
                     p99_us.as_ref(),
-                    iops_per_p99_ms.as_ref(),
+                    balanced.as_ref(),
                 ),
-                iops,
+                throughput_unit: unit,
+                throughput: PerUnit::new(unit, throughput),
                 mib_s,
                 p99_us,
-                iops_per_p99_ms,
+                balanced: balanced.map(|b| PerP99::new(unit, b)),
             });
         }
     }
@@ -324,13 +461,14 @@ pub struct Recommendation {
 }
 
 fn describe(v: &WorkloadVerdict, o: Objective) -> String {
+    let unit = v.throughput_unit.label();
     let pick = match o {
-        Objective::Throughput => Some(("IOPS", &v.iops)),
-        Objective::Latency => v.p99_us.as_ref().map(|c| ("p99", c)),
+        Objective::Throughput => Some((unit.to_string(), v.throughput.get())),
+        Objective::Latency => v.p99_us.as_ref().map(|c| ("p99".to_string(), c)),
         Objective::Balanced => v
-            .iops_per_p99_ms
+            .balanced
             .as_ref()
-            .map(|c| ("IOPS per ms of p99", c)),
+            .map(|c| (format!("{unit} per ms of p99"), c.get())),
     };
     match pick {
         Some((n, c)) => format!(
@@ -459,32 +597,50 @@ fn objective_name(o: Objective) -> &'static str {
     }
 }
 
-/// The run's noise, said plainly: CV of each metric across cells.
+/// The run's noise, said plainly: CV of each metric across cells. IOPS
+/// and tps are kept apart: a database's transaction rate is usually
+/// noisier than raw I/O, and one median over both would hide which is.
 #[derive(Debug, Clone, Serialize)]
 pub struct Noise {
-    pub iops_cv_median: f64,
-    pub iops_cv_max: f64,
+    /// Over bench cells; null when no bench workload ran.
+    pub iops_cv_median: Option<f64>,
+    pub iops_cv_max: Option<f64>,
+    /// Over OLTP cells; absent when no OLTP workload ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tps_cv_median: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tps_cv_max: Option<f64>,
     pub p99_cv_median: Option<f64>,
     pub p99_cv_max: Option<f64>,
 }
 
 pub fn noise(cells: &[Cell]) -> Noise {
-    let i: Vec<f64> = cells
-        .iter()
-        .map(|c| c.iops.cv)
-        .filter(|v| v.is_finite())
-        .collect();
-    let p: Vec<f64> = cells
-        .iter()
-        .filter_map(|c| c.p99_us.as_ref().map(|s| s.cv))
-        .filter(|v| v.is_finite())
-        .collect();
-    let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let finite = |v: Vec<f64>| v.into_iter().filter(|v| v.is_finite()).collect::<Vec<_>>();
+    let of_unit = |u: Unit| {
+        finite(
+            cells
+                .iter()
+                .filter(|c| c.throughput_unit == u)
+                .map(|c| c.throughput.get().cv)
+                .collect(),
+        )
+    };
+    let p = finite(
+        cells
+            .iter()
+            .filter_map(|c| c.p99_us.as_ref().map(|s| s.cv))
+            .collect(),
+    );
+    let med = |v: &[f64]| (!v.is_empty()).then(|| stats::median(v));
+    let max = |v: &[f64]| (!v.is_empty()).then(|| v.iter().copied().fold(0.0, f64::max));
+    let (i, t) = (of_unit(Unit::Iops), of_unit(Unit::Tps));
     Noise {
-        iops_cv_median: stats::median(&i),
+        iops_cv_median: med(&i),
         iops_cv_max: max(&i),
-        p99_cv_median: (!p.is_empty()).then(|| stats::median(&p)),
-        p99_cv_max: (!p.is_empty()).then(|| max(&p)),
+        tps_cv_median: med(&t),
+        tps_cv_max: max(&t),
+        p99_cv_median: med(&p),
+        p99_cv_max: max(&p),
     }
 }
 
@@ -543,8 +699,9 @@ mod tests {
     #[test]
     fn metrics_come_from_bench_results() {
         let t = trial(0, "none", "page-read", 1000.0, 250.0);
-        assert_eq!(t.iops, 1000.0);
-        assert!((t.mib_s - 1000.0 * 4096.0 / 1048576.0).abs() < 1e-9);
+        assert_eq!(*t.throughput.get(), 1000.0);
+        assert_eq!(t.throughput_unit, Unit::Iops);
+        assert!((t.mib_s.unwrap() - 1000.0 * 4096.0 / 1048576.0).abs() < 1e-9);
         assert_eq!(t.p99_us, Some(250.0));
         assert_eq!(t.write_p99_us, None);
     }
@@ -575,7 +732,10 @@ mod tests {
         );
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].verdict, Verdict::Better);
-        assert_eq!(v[0].iops.verdict, Verdict::NoSignificantDifference);
+        assert_eq!(
+            v[0].throughput.get().verdict,
+            Verdict::NoSignificantDifference
+        );
         let rec = recommend(&cands, 0, &v, &[dev("none", "none")], Objective::Latency);
         assert_eq!(rec.scheduler, "mq-deadline");
         assert!(rec.pending_change);
@@ -626,6 +786,116 @@ mod tests {
         assert!(rec.pending_change);
     }
 
+    fn oltp_trial(round: u32, c: &str, tps: f64, p99_ms: f64) -> Trial {
+        use crate::oltp::{Fairness, Latency, QueryCounts};
+        let r = OltpResult {
+            workload: "oltp_read_write".into(),
+            threads: 8,
+            rand_seed: 1,
+            queries: QueryCounts {
+                read: 0,
+                write: 0,
+                other: 0,
+                total: 0,
+            },
+            transactions: 100,
+            tps,
+            qps: tps * 20.0,
+            ignored_errors: 0,
+            errors_per_sec: 0.5,
+            reconnects: 0,
+            reconnects_per_sec: 0.0,
+            total_time_s: 1.0,
+            events: 100,
+            latency_ms: Latency {
+                min: 0.1,
+                avg: 1.0,
+                max: 9.0,
+                percentile: 95,
+                percentile_value: Some(p99_ms / 2.0),
+                sum: 100.0,
+                percentiles: [("99".to_string(), p99_ms)].into_iter().collect(),
+            },
+            fairness: Fairness {
+                events_avg: 0.0,
+                events_stddev: 0.0,
+                exec_time_avg: 0.0,
+                exec_time_stddev: 0.0,
+            },
+            intervals: vec![],
+            server: None,
+            status_samples: vec![],
+        };
+        Trial::from_oltp(round, 0, c, "oltp_read_write", &r, vec![])
+    }
+
+    #[test]
+    fn oltp_throughput_is_tps_and_every_json_level_says_so() {
+        let t = oltp_trial(0, "none", 800.0, 12.5);
+        assert_eq!(*t.throughput.get(), 800.0);
+        assert_eq!(t.p99_us, Some(12_500.0), "transaction p99, ms → µs");
+        assert_eq!(t.mib_s, None);
+        let j = serde_json::to_value(&t).unwrap();
+        assert_eq!(j["throughput_unit"], "tps");
+        assert_eq!(j["tps"], 800.0);
+        assert!(
+            j.get("iops").is_none(),
+            "tps must not be reported as IOPS: {j}"
+        );
+        assert_eq!(j["qps"], 16_000.0);
+        // A bench trial keeps its fields as before.
+        let b = serde_json::to_value(trial(0, "none", "page-read", 1000.0, 250.0)).unwrap();
+        assert_eq!(
+            (b["iops"].as_f64(), &b["throughput_unit"]),
+            (Some(1000.0), &serde_json::json!("iops"))
+        );
+        assert!(b.get("tps").is_none() && b.get("qps").is_none(), "{b}");
+
+        let cands = [cand("none", "none"), cand("mq-deadline", "mq-deadline")];
+        let ws = vec!["oltp_read_write".to_string(), "page-read".to_string()];
+        let mut trials = vec![];
+        for r in 0..5 {
+            let j = r as f64;
+            trials.push(oltp_trial(r, "none", 800.0 + j, 20.0 + j));
+            trials.push(oltp_trial(r, "mq-deadline", 1000.0 + j, 10.0 + j));
+            trials.push(trial(r, "none", "page-read", 1000.0 + j, 100.0));
+            trials.push(trial(r, "mq-deadline", "page-read", 1000.0 - j, 100.0));
+        }
+        let v = verdicts(
+            &trials,
+            &cands,
+            0,
+            &ws,
+            Objective::Balanced,
+            &CompareOpts::default(),
+        );
+        let oltp = serde_json::to_value(&v[0]).unwrap();
+        assert_eq!(oltp["workload"], "oltp_read_write");
+        assert_eq!(oltp["throughput_unit"], "tps");
+        assert_eq!(oltp["tps"]["verdict"], "better");
+        assert_eq!(oltp["tps_per_p99_ms"]["verdict"], "better");
+        assert!(oltp["mib_s"].is_null());
+        assert!(oltp.get("iops").is_none() && oltp.get("iops_per_p99_ms").is_none());
+        let bench = serde_json::to_value(&v[1]).unwrap();
+        assert!(bench["iops"].is_object() && bench["iops_per_p99_ms"].is_object());
+        assert!(bench["mib_s"].is_object());
+        let rec = recommend(&cands, 0, &v, &[dev("none", "none")], Objective::Balanced);
+        assert_eq!(rec.scheduler, "mq-deadline");
+        assert!(
+            rec.reason
+                .contains("tps per ms of p99 better on oltp_read_write"),
+            "{}",
+            rec.reason
+        );
+
+        let c = cells(&trials, &cands, &ws, 200, 1);
+        let cj = serde_json::to_value(&c[0]).unwrap();
+        assert_eq!(cj["tps"]["n"], 5);
+        assert!(cj["mib_s"].is_null());
+        let n = noise(&c);
+        assert!(n.tps_cv_median.is_some() && n.iops_cv_median.is_some());
+    }
+
     #[test]
     fn noise_summary() {
         let cands = [cand("a", "none")];
@@ -637,7 +907,8 @@ mod tests {
             .collect();
         let c = cells(&trials, &cands, &ws, 2000, 1);
         let n = noise(&c);
-        assert!((n.iops_cv_median - 0.1).abs() < 1e-9);
+        assert!((n.iops_cv_median.unwrap() - 0.1).abs() < 1e-9);
+        assert_eq!(n.tps_cv_median, None);
         assert_eq!(n.p99_cv_median, Some(0.0));
     }
 }

@@ -1,15 +1,17 @@
 //! `innotune sweep`: scheduler comparison with confidence intervals.
 //!
-//! measure (this file: switch, run, snapshot) → analyse (`analysis`, on top
-//! of `stats`) → render (`render`). Every switch goes through the journal,
-//! so the devices are put back on return, on error, on a signal, and by
-//! `innotune restore` after a crash.
+//! measure (this file: switch, run, snapshot; `server` for OLTP workloads)
+//! → analyse (`analysis`, on top of `stats`) → render (`render`). Every
+//! switch, and the OLTP server, goes through the journal, so the devices
+//! are put back and the server stopped on return, on error, on a signal,
+//! and by `innotune restore` after a crash.
 pub mod analysis;
 pub mod cli;
 pub mod diskstats;
 pub mod plan;
 mod render;
 pub mod report;
+pub mod server;
 pub mod target;
 
 use crate::bench;
@@ -27,6 +29,14 @@ use target::{attr, Device};
 
 /// Workloads run when none is named.
 pub const DEFAULT_WORKLOADS: [&str; 4] = ["page-read", "page-write", "fsync-4k", "mixed"];
+
+/// One workload of a sweep, loaded before anything is changed.
+enum Loaded {
+    /// File I/O from `bench` (a preset or a job file).
+    Bench(bench::Workload),
+    /// Transactions against the sweep's OLTP server.
+    Oltp(crate::oltp::Workload),
+}
 
 pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
     let host = &ctx.host;
@@ -69,10 +79,24 @@ pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
     // and journal, so even a crash leaves nothing behind after `restore`.
     // Workloads are loaded first: a typo must not touch the host.
     let workdir = path.join(format!(".innotune-sweep.{}", std::process::id()));
-    let loaded: Vec<bench::Workload> = workloads
+    let loaded: Vec<Loaded> = workloads
         .iter()
-        .map(|w| bench::load_workload(w, &workdir))
+        .map(|w| match server::oltp_workload(w) {
+            Some(o) => Ok(Loaded::Oltp(o)),
+            None => bench::load_workload(w, &workdir).map(Loaded::Bench),
+        })
         .collect::<Result<_>>()?;
+    let oltp_names: Vec<String> = workloads
+        .iter()
+        .zip(&loaded)
+        .filter(|(_, l)| matches!(l, Loaded::Oltp(_)))
+        .map(|(w, _)| w.clone())
+        .collect();
+    let oltp_plan = if oltp_names.is_empty() {
+        None
+    } else {
+        Some(server::plan(&args.oltp, &oltp_names, &workdir)?)
+    };
 
     let guard = Journal::begin(&command)?;
     let started = Instant::now();
@@ -90,9 +114,26 @@ pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
         }
     }
 
+    let progress = crate::output::progress::status_line();
+    // Started before any switch, under the settings found at start.
+    // Declared after the guard: on an error it is dropped (and stops
+    // cleanly) before the guard restores the rest.
+    let oltp_server = match oltp_plan {
+        Some(p) => {
+            progress.set_message(format!(
+                "starting the OLTP server in {} and loading {} × {} rows",
+                p.setup.sandbox_dir.display(),
+                p.setup.tables,
+                p.setup.table_size
+            ));
+            progress.tick();
+            Some(server::OltpServer::start(p, &guard)?)
+        }
+        None => None,
+    };
+
     let names: Vec<String> = devices.iter().map(|d| d.name.clone()).collect();
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
-    let progress = crate::output::progress::status_line();
     let mut trials = Vec::with_capacity(plan.trials);
     for round in 0..plan.rounds {
         let mut order: Vec<usize> = (0..cands.len()).collect();
@@ -113,29 +154,58 @@ pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
                     plan.trials
                 ));
                 progress.tick();
-                if !plan.warmup.is_zero() {
-                    bench::run_workload(&loaded[wi], &opts(plan.warmup)).with_context(|| {
-                        format!("warm-up of {} under {}", workloads[wi], c.label)
-                    })?;
-                }
-                let before = diskstats::snapshot(host)?;
-                let mut res = bench::run_workload(&loaded[wi], &opts(plan.trial))
-                    .with_context(|| format!("{} under {}", workloads[wi], c.label))?;
-                let after = diskstats::snapshot(host)?;
-                // Results are keyed by the name the user typed (a job file's
-                // internal name may differ from its path).
-                res.name = workloads[wi].clone();
-                trials.push(analysis::Trial::from_result(
-                    round,
-                    trials.len(),
-                    &c.label,
-                    &res,
-                    diskstats::delta(&before, &after, &names),
-                ));
+                let seq = trials.len();
+                let under = || format!("{} under {}", workloads[wi], c.label);
+                let trial = match &loaded[wi] {
+                    Loaded::Bench(w) => {
+                        if !plan.warmup.is_zero() {
+                            bench::run_workload(w, &opts(plan.warmup))
+                                .with_context(|| format!("warm-up of {}", under()))?;
+                        }
+                        let before = diskstats::snapshot(host)?;
+                        let mut res =
+                            bench::run_workload(w, &opts(plan.trial)).with_context(under)?;
+                        let after = diskstats::snapshot(host)?;
+                        // Results are keyed by the name the user typed (a job
+                        // file's internal name may differ from its path).
+                        res.name = workloads[wi].clone();
+                        analysis::Trial::from_result(
+                            round,
+                            seq,
+                            &c.label,
+                            &res,
+                            diskstats::delta(&before, &after, &names),
+                        )
+                    }
+                    Loaded::Oltp(w) => {
+                        let srv = oltp_server.as_ref().ok_or_else(|| {
+                            anyhow::anyhow!("internal: OLTP workload without its server")
+                        })?;
+                        if !plan.warmup.is_zero() {
+                            srv.run(*w, plan.warmup)
+                                .with_context(|| format!("warm-up of {}", under()))?;
+                        }
+                        let before = diskstats::snapshot(host)?;
+                        let res = srv.run(*w, plan.trial).with_context(under)?;
+                        let after = diskstats::snapshot(host)?;
+                        analysis::Trial::from_oltp(
+                            round,
+                            seq,
+                            &c.label,
+                            &workloads[wi],
+                            &res,
+                            diskstats::delta(&before, &after, &names),
+                        )
+                    }
+                };
+                trials.push(trial);
             }
         }
     }
     progress.finish_and_clear();
+    // Stopped before the devices are put back: its shutdown flush is
+    // I/O on the swept devices, and nothing measures it.
+    let oltp = oltp_server.map(|s| s.stop(&guard)).transpose()?;
     let restored = guard.restore_all();
     drop(guard);
     let elapsed_s = started.elapsed().as_secs_f64();
@@ -173,6 +243,7 @@ pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
         results,
         verdicts,
         recommendation,
+        oltp,
         restored,
         trials,
     };

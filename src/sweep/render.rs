@@ -42,27 +42,52 @@ pub(super) fn text(r: &SweepReport, out: &mut dyn Write, style: Style) -> io::Re
     )?;
     writeln!(out, "Stack: {}", r.stack.join(" → "))?;
     writeln!(out, "Plan: {}", r.plan.note)?;
+    if let Some(o) = &r.oltp {
+        let data = o
+            .dataset_bytes
+            .map(|b| format!(" ≈ {}", crate::units::fmt_size(b)))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "OLTP: {} on {} in {} (profile {}, buffer pool {}; {} × {} rows{data}, loaded in {:.0}s; {} threads). Throughput is transactions/s (tps), p99 the transaction's.",
+            o.workloads.join(", "),
+            o.server_version,
+            o.sandbox_dir.display(),
+            o.profile,
+            crate::units::fmt_size(o.buffer_pool_bytes),
+            o.tables,
+            o.table_size,
+            o.prepare_s,
+            o.threads
+        )?;
+    }
     let n = &r.noise;
-    let p99_noise = match (n.p99_cv_median, n.p99_cv_max) {
-        (Some(m), Some(x)) => format!(", p99 CV median {} (max {})", pct(m), pct(x)),
-        _ => String::new(),
+    let cv = |name: &str, m: Option<f64>, x: Option<f64>| match (m, x) {
+        (Some(m), Some(x)) => Some(format!("{name} CV median {} (max {})", pct(m), pct(x))),
+        _ => None,
     };
+    let noise: Vec<String> = [
+        cv("IOPS", n.iops_cv_median, n.iops_cv_max),
+        cv("tps", n.tps_cv_median, n.tps_cv_max),
+        cv("p99", n.p99_cv_median, n.p99_cv_max),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     writeln!(
         out,
-        "Ran {} trials in {:.0}s (seed {}); noise: IOPS CV median {} (max {}){}",
+        "Ran {} trials in {:.0}s (seed {}); noise: {}",
         r.trials_run,
         r.elapsed_s,
         r.seed,
-        pct(n.iops_cv_median),
-        pct(n.iops_cv_max),
-        p99_noise
+        noise.join(", ")
     )?;
     writeln!(out)?;
 
     let mut t = table::new(&[
         "workload",
         "candidate",
-        "IOPS [95% CI]",
+        "throughput [95% CI]",
         "MiB/s [95% CI]",
         "p99 µs [95% CI]",
         &format!("vs {}", r.baseline),
@@ -90,8 +115,12 @@ pub(super) fn text(r: &SweepReport, out: &mut dyn Write, style: Style) -> io::Re
         t.add_row(vec![
             c.workload.clone(),
             c.candidate.clone(),
-            with_ci(&c.iops),
-            with_ci(&c.mib_s),
+            format!(
+                "{} {}",
+                with_ci(c.throughput.get()),
+                c.throughput_unit.label()
+            ),
+            c.mib_s.as_ref().map(with_ci).unwrap_or_else(|| "-".into()),
             c.p99_us.as_ref().map(with_ci).unwrap_or_else(|| "-".into()),
             verdict,
         ]);
@@ -120,11 +149,12 @@ pub(super) fn text(r: &SweepReport, out: &mut dyn Write, style: Style) -> io::Re
         };
         writeln!(
             out,
-            "  {} on {}: {} (IOPS {}, p99 {})",
+            "  {} on {}: {} ({} {}, p99 {})",
             v.candidate,
             v.workload,
             v.verdict.as_str(),
-            ratio(&v.iops),
+            v.throughput_unit.label(),
+            ratio(v.throughput.get()),
             v.p99_us.as_ref().map(ratio).unwrap_or_else(|| "-".into())
         )?;
     }

@@ -36,6 +36,9 @@ pub struct SweepReport {
     /// Per workload and non-baseline candidate.
     pub verdicts: Vec<WorkloadVerdict>,
     pub recommendation: Recommendation,
+    /// The server OLTP workloads ran against; absent without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oltp: Option<super::server::OltpSetup>,
     /// What was put back at the end (every switched attribute).
     pub restored: Vec<Restored>,
     /// Every trial, in the order it ran.

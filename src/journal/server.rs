@@ -1,0 +1,122 @@
+//! Stopping a journaled server: which processes are provably it, and
+//! SIGTERM → wait → SIGKILL without ever signalling a recycled pid.
+//!
+//! A pid alone names whatever process holds that number now. A process is
+//! the journaled server only when its start time equals the journaled one
+//! and its command line names the sandbox's my.cnf. The signal then goes
+//! through a pidfd opened *before* that check, so the process checked is
+//! the process signalled even if it exits and its pid is reused in between.
+
+use super::process_start_ticks;
+use super::restore::Outcome;
+use crate::host::Host;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How long a server gets to shut down cleanly after SIGTERM. A sandbox
+/// flushes its (small) buffer pool in a second or two; its data is
+/// deleted right after, so a longer wait would buy nothing.
+const GRACE: Duration = Duration::from_secs(30);
+/// How long SIGKILL may take before the stop is reported as failed (a
+/// process stuck in uninterruptible I/O).
+const KILL_WAIT: Duration = Duration::from_secs(10);
+
+/// One running process, named by pid and start time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Proc {
+    pub pid: u32,
+    pub start_ticks: u64,
+}
+
+impl Proc {
+    /// Still the same process (a zombie has exited; a different start time
+    /// is a recycled pid)?
+    fn alive(self) -> bool {
+        process_start_ticks(self.pid) == Some(self.start_ticks)
+    }
+}
+
+/// The running processes of the server journaled for `dir`.
+///
+/// With a pid: that pid, if its start time is the journaled one and its
+/// command line names `dir`'s my.cnf. Without one (the spawn was never
+/// journaled, or the bootstrap server of mariadb-install-db): every
+/// mysqld/mariadbd whose command line names `dir`'s my.cnf. `dir` holds
+/// the journal owner's pid in its name, so no unrelated server names it.
+pub(super) fn find(dir: &Path, pid: Option<u32>, start_ticks: Option<u64>) -> Vec<Proc> {
+    let pids = match pid {
+        Some(p) => vec![p],
+        None => crate::probe::mysqld::server_pids(&Host::live()),
+    };
+    pids.into_iter()
+        .filter_map(|p| {
+            let now = process_start_ticks(p)?;
+            let same = match (pid, start_ticks) {
+                (None, _) => true,
+                (Some(_), Some(then)) => now == then,
+                // A pid journaled without a start time cannot be told from
+                // a recycled one: leave it alone.
+                (Some(_), None) => false,
+            };
+            (same && crate::sandbox::runs_from(p, dir)).then_some(Proc {
+                pid: p,
+                start_ticks: now,
+            })
+        })
+        .collect()
+}
+
+/// Signal `p` if it is still the server of `dir`: pidfd first, then the
+/// identity check, then the signal through the pidfd (kill(2) where
+/// pidfds are unsupported, right after the check). False if it is gone.
+fn signal(p: Proc, dir: &Path, sig: rustix::process::Signal) -> bool {
+    let fd = rustix::process::Pid::from_raw(p.pid as i32).and_then(|pid| {
+        rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+    });
+    if !p.alive() || !crate::sandbox::runs_from(p.pid, dir) {
+        return false;
+    }
+    match fd {
+        Some(fd) => rustix::process::pidfd_send_signal(&fd, sig).is_ok(),
+        None => unsafe { libc::kill(p.pid as i32, sig.as_raw()) == 0 },
+    }
+}
+
+fn wait_gone(p: Proc, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    loop {
+        if !p.alive() {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Stop one process of the server: SIGTERM (a clean shutdown for
+/// mysqld/mariadbd), SIGKILL after [`GRACE`].
+pub(super) fn stop(p: Proc, dir: &Path) -> Outcome {
+    use rustix::process::Signal;
+    if !signal(p, dir, Signal::TERM) {
+        return Outcome::Gone;
+    }
+    if wait_gone(p, GRACE) {
+        return Outcome::Stopped {
+            signal: "SIGTERM".into(),
+        };
+    }
+    if !signal(p, dir, Signal::KILL) || wait_gone(p, KILL_WAIT) {
+        return Outcome::Stopped {
+            signal: "SIGKILL".into(),
+        };
+    }
+    Outcome::Failed {
+        reason: format!(
+            "pid {} still running {}s after SIGKILL",
+            p.pid,
+            KILL_WAIT.as_secs()
+        ),
+    }
+}
