@@ -435,8 +435,8 @@ fn bad_page_in_an_innodb_file_is_found() {
     assert_eq!(r["files"][0]["valid"]["innodb"], 20);
 }
 
-/// Warm chunks are mapped from the page cache, cold ones are read: both
-/// paths must report the same pages. The copy is fsynced and dropped from
+/// Warm chunks are mapped from the page cache, cold ones are read, and
+/// `--direct` reads around the cache: all must report the same pages. The copy is fsynced and dropped from
 /// the cache (POSIX_FADV_DONTNEED) between the two runs.
 #[test]
 fn page_cache_mapped_and_read_paths_agree() {
@@ -455,6 +455,10 @@ fn page_cache_mapped_and_read_paths_agree() {
     let (code, cold, _) = json(&[f.to_str().unwrap()]);
     assert_eq!(code, 1);
     assert_eq!(bad_pages(&warm), bad_pages(&cold));
+    // And with O_DIRECT, several readers per checker.
+    let (code, direct, _) = json(&["--direct", "--threads", "2", f.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(bad_pages(&warm), bad_pages(&direct));
     assert_eq!(
         bad_pages(&warm),
         vec![(5, "checksum".to_string()), (9, "checksum".to_string())]

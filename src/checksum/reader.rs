@@ -34,7 +34,16 @@ pub const CACHED_CHUNK_BYTES: usize = 1 << 20;
 /// Span mapped at once when the page cache already holds it.
 const MAP_BYTES: usize = 32 << 20;
 const MAX_SHARD_BYTES: u64 = 256 << 20;
-const BUFFERS_PER_WORKER: usize = 3;
+const BUFFERS_PER_READER: usize = 3;
+/// With O_DIRECT nothing reads ahead for us: each checker is fed by this
+/// many reader threads, so several large requests are in flight. Shards are
+/// then small, so the readers of all checkers walk a file together, close
+/// to one sequential stream (what a virtio or RAID device serves best).
+/// Measured on the 3.4 GB bench file, cold: one 8 MiB pread at a time per
+/// checker ran at ~1.0–1.2 GB/s where fio's 8 MiB reads at depth 4 ran at
+/// 1.7–1.9 GB/s.
+const DIRECT_READERS: usize = 2;
+const DIRECT_SHARD_BYTES: u64 = 4 * CHUNK_BYTES as u64;
 /// Re-reads of a mismatching page when a server is live on the file.
 pub const LIVE_REREADS: u32 = 5;
 pub const LIVE_REREAD_DELAY: Duration = Duration::from_millis(50);
@@ -215,13 +224,17 @@ enum Msg {
     },
 }
 
-fn make_shards(targets: &[Target], threads: usize) -> Vec<Shard> {
+fn make_shards(targets: &[Target], threads: usize, direct: bool) -> Vec<Shard> {
     let total: u64 = targets
         .iter()
         .map(|t| (t.end - t.first) * t.layout.physical as u64)
         .sum();
     // Small enough that every thread gets several, large enough to amortise.
-    let want = (total / (threads as u64 * 4)).clamp(CHUNK_BYTES as u64, MAX_SHARD_BYTES);
+    let want = if direct {
+        DIRECT_SHARD_BYTES
+    } else {
+        (total / (threads as u64 * 4)).clamp(CHUNK_BYTES as u64, MAX_SHARD_BYTES)
+    };
     let want = want / CHUNK_BYTES as u64 * CHUNK_BYTES as u64;
     let mut shards = Vec::new();
     for (i, t) in targets.iter().enumerate() {
@@ -242,18 +255,24 @@ fn make_shards(targets: &[Target], threads: usize) -> Vec<Shard> {
 
 /// Check every target; `on_bytes` is called after each chunk (progress).
 pub fn run(targets: &[Target], opts: Options, on_bytes: &(dyn Fn(u64) + Sync)) -> Vec<ShardResult> {
-    let shards = make_shards(targets, opts.threads.max(1));
+    let shards = make_shards(targets, opts.threads.max(1), opts.direct);
     let workers = opts.threads.max(1).min(shards.len().max(1));
     let next = AtomicUsize::new(0);
     let mut results: Vec<ShardResult> = Vec::new();
     std::thread::scope(|s| {
         let mut handles = Vec::new();
+        let readers = if opts.direct { DIRECT_READERS } else { 1 };
         for _ in 0..workers {
-            let (full_tx, full_rx) = mpsc::sync_channel::<Msg>(BUFFERS_PER_WORKER + 2);
+            let (full_tx, full_rx) = mpsc::sync_channel::<Msg>(BUFFERS_PER_READER * readers + 2);
             let (empty_tx, empty_rx) = mpsc::channel::<AlignedBuf>();
+            let empty_rx = Arc::new(std::sync::Mutex::new(empty_rx));
             let shards = &shards;
             let next = &next;
-            s.spawn(move || prefetch(targets, shards, next, opts, full_tx, empty_rx));
+            for _ in 0..readers {
+                let (tx, rx) = (full_tx.clone(), empty_rx.clone());
+                s.spawn(move || prefetch(targets, shards, next, opts, tx, &rx));
+            }
+            drop(full_tx);
             handles
                 .push(s.spawn(move || check(targets, shards, opts, full_rx, empty_tx, on_bytes)));
         }
@@ -274,7 +293,7 @@ fn prefetch(
     next: &AtomicUsize,
     opts: Options,
     tx: mpsc::SyncSender<Msg>,
-    empty: mpsc::Receiver<AlignedBuf>,
+    empty: &std::sync::Mutex<mpsc::Receiver<AlignedBuf>>,
 ) {
     let mut allocated = 0usize;
     loop {
@@ -350,7 +369,7 @@ fn prefetch(
                 let off = p * ps as u64;
                 // Buffers are made on first use, sized for this run's reads,
                 // so a warm scan that maps everything allocates none.
-                let mut buf = if allocated < BUFFERS_PER_WORKER {
+                let mut buf = if allocated < BUFFERS_PER_READER {
                     allocated += 1;
                     AlignedBuf::new(if opts.direct {
                         CHUNK_BYTES
@@ -358,7 +377,8 @@ fn prefetch(
                         CACHED_CHUNK_BYTES
                     })
                 } else {
-                    let Ok(b) = empty.recv() else { return };
+                    let got = empty.lock().map(|rx| rx.recv());
+                    let Ok(Ok(b)) = got else { return };
                     b
                 };
                 // O_DIRECT needs the length aligned too; the tail past EOF comes back short.
@@ -535,8 +555,8 @@ fn check(
                 out[i].1.direct_unsupported = direct_unsupported;
                 files.retain(|(s, _)| *s != shard);
                 files.push((shard, file));
-                // Keep only the current shard's file open.
-                if files.len() > 1 {
+                // Keep only the current shards' files open (one per reader).
+                if files.len() > DIRECT_READERS {
                     files.remove(0);
                 }
             }
