@@ -543,6 +543,18 @@ pub fn recommend(
             ),
         )
     } else {
+        // Say what lost, and by how much: "keeping the current setting" alone
+        // hides that the alternative was measurably worse.
+        let losses: Vec<String> = verdicts
+            .iter()
+            .filter(|v| v.verdict == Verdict::Worse)
+            .map(|v| format!("{} {}", v.candidate, describe(v, objective)))
+            .collect();
+        let losses = if losses.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", losses.join(", "))
+        };
         let tied: Vec<usize> = (0..cands.len())
             .filter(|&i| {
                 i == baseline
@@ -554,7 +566,7 @@ pub fn recommend(
             Some(i) => (
                 i,
                 format!(
-                    "no candidate beat {} on any workload ({} objective); ties go to the kernel default for {} ({default})",
+                    "no candidate beat {} on any workload ({} objective); ties go to the kernel default for {} ({default}){losses}",
                     base.label,
                     objective_name(objective),
                     devices[0].name
@@ -563,7 +575,7 @@ pub fn recommend(
             None => (
                 baseline,
                 format!(
-                    "no candidate beat {} on any workload ({} objective); {}",
+                    "no candidate beat {} on any workload ({} objective); {}{losses}",
                     base.label,
                     objective_name(objective),
                     if base.matches(&devices[0]) {
@@ -740,6 +752,32 @@ mod tests {
         assert_eq!(rec.scheduler, "mq-deadline");
         assert!(rec.pending_change);
         assert!(rec.reason.contains("p99 better on mixed"), "{}", rec.reason);
+        // The same trials with mq-deadline as the current setting: it is
+        // kept, and the reason says how the alternative lost.
+        let v = verdicts(
+            &trials,
+            &cands,
+            1,
+            &ws,
+            Objective::Latency,
+            &CompareOpts::default(),
+        );
+        assert_eq!(v[0].verdict, Verdict::Worse);
+        let rec = recommend(
+            &cands,
+            1,
+            &v,
+            &[dev("mq-deadline", "none")],
+            Objective::Latency,
+        );
+        assert_eq!(rec.scheduler, "mq-deadline");
+        assert!(!rec.pending_change);
+        assert!(
+            rec.reason
+                .contains("keeping the current setting; none p99 worse on mixed"),
+            "{}",
+            rec.reason
+        );
         // Throughput objective: no difference → tie → kernel default (none).
         let v = verdicts(
             &trials,
