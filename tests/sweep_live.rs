@@ -865,3 +865,78 @@ fn sigint_mid_oltp_sweep_stops_the_server_and_exits_130() {
     assert!(servers_under(&lab.mnt).is_empty());
     lab.assert_restored();
 }
+
+/// `--device` switches only the named device: the disk under the loop
+/// device's backing file is never written (no journal entry, nothing to
+/// restore), and the report lists the loop device alone.
+#[test]
+fn device_filter_switches_only_the_named_device() {
+    let lab = Lab::new("device");
+    let job = lab.small_job();
+    let out = lab
+        .cmd()
+        .args([
+            "--format",
+            "json",
+            "sweep",
+            lab.mnt.to_str().unwrap(),
+            "--device",
+            &lab.loopdev,
+            "--schedulers",
+            "none,mq-deadline",
+            "--workload",
+            job.to_str().unwrap(),
+            "--rounds",
+            "4",
+            "--trial",
+            "500ms",
+            "--warmup",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json(&out.stdout);
+    lab.assert_restored();
+    let devs: Vec<&str> = r["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(devs, [lab.loopdev.as_str()]);
+    let restored: Vec<&str> = r["restored"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        restored
+            .iter()
+            .any(|p| p.contains(&format!("/{}/", lab.loopdev))),
+        "{restored:?}"
+    );
+    assert!(
+        !restored
+            .iter()
+            .any(|p| p.contains(&format!("/block/{}/", lab.disk))),
+        "the disk was touched: {restored:?}"
+    );
+
+    // A name outside the stack: one line naming the choices, host untouched.
+    let out = lab
+        .cmd()
+        .args(["sweep", lab.mnt.to_str().unwrap(), "--device", "sdzz"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("sdzz is not a device"), "{err}");
+    assert!(err.contains(&lab.loopdev), "{err}");
+    assert!(!lab.journal().exists());
+}

@@ -27,6 +27,12 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
     pub schedulers: Vec<String>,
 
+    /// Switch only these devices of the stack (default: every device under
+    /// PATH that has a scheduler), e.g. `--device vda` to leave a loop or
+    /// dm device on top alone and measure the disk's scheduler by itself.
+    #[arg(long = "device", value_delimiter = ',', value_name = "NAME,...")]
+    pub devices: Vec<String>,
+
     /// Extra dimension: queue/nr_requests values to try with each scheduler.
     #[arg(long, value_delimiter = ',', value_name = "N,...")]
     pub nr_requests: Vec<u32>,

@@ -52,6 +52,7 @@ pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
         .canonicalize()
         .with_context(|| format!("resolving {}", path.display()))?;
     let (stack, devices) = target::devices_under(host, &path)?;
+    let devices = target::only(devices, &args.devices, &path)?;
     let cands = plan::candidates(&args, &devices)?;
     let workloads: Vec<String> = if args.workloads.is_empty() {
         DEFAULT_WORKLOADS.iter().map(|s| s.to_string()).collect()

@@ -111,6 +111,32 @@ pub fn devices_under(host: &Host, path: &Path) -> Result<(Vec<String>, Vec<Devic
     Ok((stack, devices))
 }
 
+/// Keep the devices named by `--device` (stack order); every name must be
+/// a device under `path` that has a scheduler.
+pub fn only(devices: Vec<Device>, names: &[String], path: &Path) -> Result<Vec<Device>> {
+    if names.is_empty() {
+        return Ok(devices);
+    }
+    if let Some(bad) = names
+        .iter()
+        .find(|n| !devices.iter().any(|d| &d.name == *n))
+    {
+        let have: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+        return Err(Fix::new(
+            format!(
+                "{bad} is not a device with a scheduler under {}",
+                path.display()
+            ),
+            format!("--device takes one or more of: {}", have.join(", ")),
+        )
+        .into());
+    }
+    Ok(devices
+        .into_iter()
+        .filter(|d| names.contains(&d.name))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +151,31 @@ mod tests {
         assert_eq!(kernel_default("sda", Some(false), Some(1)), "mq-deadline");
         assert_eq!(kernel_default("sdb", Some(true), Some(4)), "mq-deadline");
         assert_eq!(kernel_default("loop3", Some(true), Some(1)), "none");
+    }
+
+    #[test]
+    fn device_filter_keeps_stack_order_and_names_the_choices() {
+        let dev = |n: &str| Device {
+            name: n.into(),
+            offered: vec!["none".into()],
+            scheduler: "none".into(),
+            nr_requests: None,
+            read_ahead_kb: None,
+            rotational: None,
+            hw_queues: None,
+            kernel_default: "none".into(),
+        };
+        let all = || vec![dev("loop0"), dev("vda")];
+        let p = Path::new("/data");
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let kept = only(all(), &names(&["vda"]), p).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].name, "vda");
+        assert_eq!(only(all(), &[], p).unwrap().len(), 2);
+        let e = only(all(), &names(&["vda", "sdz"]), p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sdz is not a device"), "{e}");
+        assert!(e.contains("loop0, vda"), "{e}");
     }
 }
