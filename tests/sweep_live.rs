@@ -402,35 +402,52 @@ fn fio_read_p99_us(lab: &Lab, sched: &str) -> f64 {
 #[test]
 fn mixed_latency_objective_recommends_the_lower_read_p99() {
     let lab = Lab::new("mixed");
-    let out = lab
-        .cmd()
-        .args([
-            "--format",
-            "json",
-            "sweep",
-            lab.mnt.to_str().unwrap(),
-            "--schedulers",
-            "none,mq-deadline",
-            "--workload",
-            "mixed",
-            "--objective",
-            "latency",
-            "--rounds",
-            "6",
-            "--trial",
-            "8s",
-            "--warmup",
-            "1s",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0) | Some(1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = json(&out.stdout);
-    lab.assert_restored();
+    let run = || {
+        let out = lab
+            .cmd()
+            .args([
+                "--format",
+                "json",
+                "sweep",
+                lab.mnt.to_str().unwrap(),
+                "--schedulers",
+                "none,mq-deadline",
+                "--workload",
+                "mixed",
+                "--objective",
+                "latency",
+                "--rounds",
+                "6",
+                "--trial",
+                "8s",
+                "--warmup",
+                "1s",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0) | Some(1)),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = json(&out.stdout);
+        lab.assert_restored();
+        r
+    };
+    // A busy machine (another build, another test on the same disk) can
+    // blur a tail difference below significance: one more run is allowed.
+    // A sweep that cannot find the difference twice in a row fails.
+    let mut r = run();
+    if r["verdicts"][0]["verdict"] == "no significant difference" {
+        eprintln!(
+            "first run found no significant difference (loadavg {}), running again: {:#}",
+            std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
+                .trim(),
+            r["verdicts"][0]
+        );
+        r = run();
+    }
 
     let verdicts = r["verdicts"].as_array().unwrap();
     assert_eq!(verdicts.len(), 1);
