@@ -6,8 +6,12 @@
 # and restores them. Appends the medians, CIs, verdict and recommendation to
 # bench/RESULTS.md.
 #
-# Usage (as root): bench/sweep-mixed.sh [ROUNDS] [TRIAL]   (defaults 6, 8s)
+# LAYER=all (default) switches the whole stack; LAYER=loop or LAYER=disk
+# switches only that device (`--device`), to tell which layer decides.
+#
+# Usage (as root): [LAYER=all|loop|disk] bench/sweep-mixed.sh [ROUNDS] [TRIAL]   (defaults 6, 8s)
 set -euo pipefail
+LAYER=${LAYER:-all}
 ROUNDS=${1:-6}
 TRIAL=${2:-8s}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -26,10 +30,19 @@ LOOP=$(losetup --direct-io=on -f --show "$WORK/backing")
 mkfs.ext4 -q "$LOOP"
 mkdir "$WORK/mnt"
 mount "$LOOP" "$WORK/mnt"
-CMD="innotune sweep MNT --schedulers none,mq-deadline --workload mixed --objective latency --rounds $ROUNDS --trial $TRIAL --warmup 1s"
-"$INNOTUNE" --format json sweep "$WORK/mnt" --schedulers none,mq-deadline --workload mixed \
+DEVICE=()
+case "$LAYER" in
+  all) ;;
+  loop) DEVICE=(--device "$(basename "$LOOP")") ;;
+  disk) SRC=$(findmnt -no SOURCE -T "$WORK/backing")
+        PARENT=$(lsblk -no PKNAME "$SRC" | head -1)
+        DEVICE=(--device "${PARENT:-$(basename "$SRC")}") ;;
+  *) echo "sweep-mixed: LAYER must be all, loop or disk" >&2; exit 2 ;;
+esac
+CMD="innotune sweep MNT ${DEVICE[*]} --schedulers none,mq-deadline --workload mixed --objective latency --rounds $ROUNDS --trial $TRIAL --warmup 1s"
+"$INNOTUNE" --format json sweep "$WORK/mnt" "${DEVICE[@]}" --schedulers none,mq-deadline --workload mixed \
   --objective latency --rounds "$ROUNDS" --trial "$TRIAL" --warmup 1s > "$WORK/out.json" || [ $? -eq 1 ]
-python3 - "$WORK/out.json" "$HERE/RESULTS.md" "$CMD" <<'PY'
+python3 - "$WORK/out.json" "$HERE/RESULTS.md" "$CMD" "$LAYER" <<'PY'
 import json, sys, time, os
 r = json.load(open(sys.argv[1]))["result"]
 load = open("/proc/loadavg").read().split()[:3]
@@ -44,7 +57,7 @@ for v in r["verdicts"]:
     out.append(f"\nVerdict for {v['candidate']} vs {v['baseline']} on {v['workload']} (p99): **{v['verdict']}**, ratio {c['ratio']:.2f} [{c['ci_low']:.2f}–{c['ci_high']:.2f}], p = {c['p_value']:.4f}.")
 rec = r["recommendation"]
 out.append(f"Recommendation: **{rec['scheduler']}** — {rec['reason']}\n")
-out.append(f"Reproduce (as root): `bench/sweep-mixed.sh {sys.argv[3].split('--rounds ')[1].split()[0]} {sys.argv[3].split('--trial ')[1].split()[0]}` (runs `{sys.argv[3]}` on a fresh loop device).\n")
+out.append(f"Reproduce (as root): `LAYER={sys.argv[4]} bench/sweep-mixed.sh {sys.argv[3].split('--rounds ')[1].split()[0]} {sys.argv[3].split('--trial ')[1].split()[0]}` (runs `{sys.argv[3]}` on a fresh loop device).\n")
 open(sys.argv[2], "a").write("\n".join(out) + "\n")
 print("\n".join(out))
 PY
