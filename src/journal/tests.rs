@@ -235,8 +235,10 @@ fn server_entry_round_trips_and_old_journals_still_load() {
     assert_eq!(j.owner.start_ticks, None);
 }
 
-/// A stand-in for a sandbox server: `sleep` (renamed `mariadbd` when the
-/// test needs a server's name) whose argv[0] is the argument a sandbox's
+/// A stand-in for a sandbox server: `sleep` (run through a symlink named
+/// `mariadbd` when the test needs a server's name: comm is the name exec'd;
+/// a copied binary could hit ETXTBSY when another test thread forks while
+/// the copy's write handle is still open) whose argv[0] is the argument a sandbox's
 /// server carries, `--defaults-file=DIR/my.cnf`.
 struct FakeServer {
     child: std::process::Child,
@@ -250,7 +252,7 @@ impl FakeServer {
         let (prog, bin) = if named_mariadbd {
             let t = tempfile::tempdir().unwrap();
             let p = t.path().join("mariadbd");
-            fs::copy(&sleep, &p).unwrap();
+            std::os::unix::fs::symlink(&sleep, &p).unwrap();
             (p, Some(t))
         } else {
             (sleep, None)
