@@ -102,8 +102,8 @@ def fio_cmd(j):
 def run_innotune(j):
     r, cpu = timed(innotune_cmd(j))
     job = r["result"]["result"]["jobs"][0]
-    d = job["read"] if job["read"] else job["write"]
-    return d["iops"], cpu * 1e9 / max(d["total_ios"], 1), d["clat_ns"]["p99"] / 1000.0
+    d = job.get("read") or job["write"]
+    return d["iops_per_s"], cpu * 1e9 / max(d["total_ios"], 1), d["clat"]["p99_ns"] / 1000.0
 
 def run_fio(j):
     r, cpu = timed(fio_cmd(j))

@@ -39,9 +39,12 @@ case "$LAYER" in
         DEVICE=(--device "${PARENT:-$(basename "$SRC")}") ;;
   *) echo "sweep-mixed: LAYER must be all, loop or disk" >&2; exit 2 ;;
 esac
-CMD="innotune sweep MNT ${DEVICE[*]} --schedulers none,mq-deadline --workload mixed --objective latency --rounds $ROUNDS --trial $TRIAL --warmup 1s"
+# --choose: with the whole stack switched, the loop device (none) and the disk
+# (mq-deadline here) hold a combination no candidate sets, so the sweep only
+# recommends a candidate that beats the other when asked to choose.
+CMD="innotune sweep MNT ${DEVICE[*]} --schedulers none,mq-deadline --workload mixed --objective latency --rounds $ROUNDS --trial $TRIAL --warmup 1s --choose"
 "$INNOTUNE" --format json sweep "$WORK/mnt" "${DEVICE[@]}" --schedulers none,mq-deadline --workload mixed \
-  --objective latency --rounds "$ROUNDS" --trial "$TRIAL" --warmup 1s > "$WORK/out.json" || [ $? -eq 1 ]
+  --objective latency --rounds "$ROUNDS" --trial "$TRIAL" --warmup 1s --choose > "$WORK/out.json" || [ $? -eq 1 ]
 python3 - "$WORK/out.json" "$HERE/RESULTS.md" "$CMD" "$LAYER" <<'PY'
 import json, sys, time, os
 r = json.load(open(sys.argv[1]))["result"]
@@ -50,13 +53,14 @@ out = [f"\n## sweep, mixed workload, none vs mq-deadline ({time.strftime('%Y-%m-
        f"Devices switched: {', '.join(d['name'] for d in r['devices'])}; {r['trials_run']} trials. Load average at the end: {' '.join(load)}.\n",
        "| candidate | read p99 median µs | 95% CI | IOPS median |", "|---|---:|---|---:|"]
 for c in r["results"]:
-    p = c["p99_us"]
-    out.append(f"| {c['candidate']} | {p['median']:.0f} | {p['ci_low']:.0f}–{p['ci_high']:.0f} | {c['iops']['median']:.0f} |")
+    p = c["p99_ns"]
+    out.append(f"| {c['candidate']} | {p['median']/1000:.0f} | {p['ci_low']/1000:.0f}–{p['ci_high']/1000:.0f} | {c['throughput']['median']:.0f} |")
 for v in r["verdicts"]:
-    c = v["p99_us"]
+    c = v["p99"]
     out.append(f"\nVerdict for {v['candidate']} vs {v['baseline']} on {v['workload']} (p99): **{v['verdict']}**, ratio {c['ratio']:.2f} [{c['ci_low']:.2f}–{c['ci_high']:.2f}], p = {c['p_value']:.4f}.")
 rec = r["recommendation"]
-out.append(f"Recommendation: **{rec['scheduler']}** — {rec['reason']}\n")
+what = rec.get("setting", "the current setting")
+out.append(f"Recommendation: **{rec['action']} {what}** — {rec['reason']}\n")
 out.append(f"Reproduce (as root): `LAYER={sys.argv[4]} bench/sweep-mixed.sh {sys.argv[3].split('--rounds ')[1].split()[0]} {sys.argv[3].split('--trial ')[1].split()[0]}` (runs `{sys.argv[3]}` on a fresh loop device).\n")
 open(sys.argv[2], "a").write("\n".join(out) + "\n")
 print("\n".join(out))

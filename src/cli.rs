@@ -3,7 +3,8 @@
 //! Each subcommand's flags live next to its code (`<module>/cli.rs`), so a
 //! flag is documented where it is defined and `--help` never drifts.
 
-use crate::output::{ColorChoice, Format};
+use crate::export::Format;
+use crate::output::ColorChoice;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -16,9 +17,13 @@ use std::path::PathBuf;
     after_help = "Exit codes: 0 ok; 1 the command found what it looks for (see each command's help); 2 usage or environment error."
 )]
 pub struct Cli {
-    /// Output format: text for people, json for scripts (one versioned document on stdout).
+    /// Output format: text for people, json for scripts (one versioned document), markdown for tickets.
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+
+    /// Write the result to FILE (atomically: a temporary file renamed over it) instead of stdout.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 
     /// When to colour text output.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
@@ -54,6 +59,10 @@ pub enum Command {
     Sandbox(crate::sandbox::cli::SandboxArgs),
     /// Verify InnoDB tablespace checksums (innochecksum-compatible exit codes).
     Checksum(crate::checksum::cli::ChecksumArgs),
-    /// Put back every host setting recorded in an unfinished journal.
+    /// Advice for the OS, the storage and InnoDB, with exact values and evidence.
+    Check(crate::check::cli::CheckArgs),
+    /// Apply check's advice now and persistently, journaled (shows the plan without --yes).
+    Apply(crate::apply::cli::ApplyArgs),
+    /// Put back every host setting recorded in an unfinished journal, and what apply made.
     Restore(crate::journal::cli::RestoreArgs),
 }

@@ -2,6 +2,7 @@
 //!
 //! Layout (one folder per concern, measurement / analysis / presentation apart):
 //! - [`host`]: the single rooted reader of /sys, /proc, /etc.
+//! - [`model`]: the host model, read once per command (devices, queues, mounts, processes, memory, diskstats).
 //! - [`probe`]: what the stack under a path is (mount, devices, host, server).
 //! - [`bench`]: the I/O load generator (engines, jobs, results).
 //! - [`checksum`]: tablespace verification.
@@ -9,38 +10,50 @@
 //! - [`stats`]: the statistics behind every verdict.
 //! - [`journal`]: host changes recorded before they are made, and undone.
 //! - [`sweep`]: scheduler comparison on top of probe + bench + stats + journal.
-//! - [`output`]: renderers; commands return typed reports.
+//! - [`export`]: typed reports in, text / JSON / markdown out (one file per format).
+//! - [`output`]: the terminal: colour, progress and warnings on stderr.
+//! - [`finding`], [`change`]: the shared vocabulary of advice and of host changes.
+//! - [`safety`]: refusals shared by every command that writes (datadirs).
 
 pub mod aligned;
+pub mod apply;
 pub mod bench;
+pub mod change;
+pub mod check;
 pub mod checksum;
 pub mod cli;
 pub mod db;
 pub mod error;
+pub mod export;
+pub mod finding;
 pub mod host;
 pub mod journal;
+pub mod model;
 pub mod oltp;
 pub mod output;
 pub mod probe;
+pub mod safety;
 pub mod sandbox;
 pub mod stats;
 pub mod sweep;
 pub mod units;
 
-use output::{ColorChoice, Format};
-
 /// What every command gets from the global flags.
 #[derive(Debug, Clone)]
 pub struct Ctx {
     pub host: host::Host,
-    pub format: Format,
-    pub color: ColorChoice,
+    /// `--format`, `--color`, `--output`.
+    pub sink: export::Sink,
 }
 
 impl Ctx {
     /// Render a report the way the user asked and return its exit code.
-    pub fn emit<R: output::Report>(&self, report: &R) -> anyhow::Result<i32> {
-        output::emit(report, self.format, self.color)
+    pub fn emit<R: export::Report>(&self, report: &R) -> anyhow::Result<i32> {
+        self.sink.emit(&self.host, report)
+    }
+
+    pub fn format(&self) -> export::Format {
+        self.sink.format
     }
 }
 
@@ -49,8 +62,11 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
     use cli::Command;
     let ctx = Ctx {
         host: host::Host::with_root(&cli.root),
-        format: cli.format,
-        color: cli.color,
+        sink: export::Sink {
+            format: cli.format,
+            color: cli.color,
+            output: cli.output,
+        },
     };
     if !matches!(cli.command, Command::Restore(_)) {
         journal::warn_if_pending();
@@ -62,6 +78,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Oltp(a) => oltp::run(*a, &ctx),
         Command::Sandbox(a) => sandbox::run(a, &ctx),
         Command::Checksum(a) => checksum::run(a, &ctx),
-        Command::Restore(a) => journal::run_restore(a, &ctx),
+        Command::Check(a) => check::run(a, &ctx),
+        Command::Apply(a) => apply::run(a, &ctx),
+        Command::Restore(a) => apply::applied::run_restore(a, &ctx),
     }
 }

@@ -9,7 +9,14 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = match innotune::cli::Cli::try_parse() {
+    // Passwords on the command line leave argv before anything else runs.
+    let argv = innotune::db::argv::scan(std::env::args_os().collect());
+    if let Err(e) = argv.wipe() {
+        innotune::output::warn(format!(
+            "could not hide the password from ps ({e}): prefer ~/.my.cnf [client]"
+        ));
+    }
+    let cli = match innotune::cli::Cli::try_parse_from(&argv.args) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -17,7 +24,11 @@ fn main() {
             } else {
                 exit::OK
             };
-            let _ = e.print();
+            if e.use_stderr() && argv.leaks(&e.to_string()) {
+                eprintln!("innotune: error: {}", innotune::db::argv::REDACTED_USAGE);
+            } else {
+                let _ = e.print();
+            }
             std::process::exit(code);
         }
     };

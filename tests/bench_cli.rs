@@ -34,7 +34,7 @@ fn bench_json(args: &[&str]) -> Value {
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["tool"], "innotune");
-    assert_eq!(v["command"], "bench");
+    assert_eq!(v["schema"], "bench/2");
     v["result"].clone()
 }
 
@@ -91,11 +91,11 @@ fn every_rw_mode_and_engine_transfers_io_size() {
                     u(&s["total_ios"]) * 16384,
                     "{rw} {engine}"
                 );
-                assert_eq!(u(&s["clat_ns"]["n"]), u(&s["total_ios"]));
+                assert_eq!(u(&s["clat"]["count"]), u(&s["total_ios"]));
                 if u(&s["total_ios"]) > 0 {
-                    assert!(s["iops"].as_f64().unwrap() > 0.0);
-                    assert!(u(&s["clat_ns"]["p99"]) >= u(&s["clat_ns"]["p50"]));
-                    assert!(u(&s["clat_ns"]["max"]) >= u(&s["clat_ns"]["p99"]));
+                    assert!(s["iops_per_s"].as_f64().unwrap() > 0.0);
+                    assert!(u(&s["clat"]["p99_ns"]) >= u(&s["clat"]["p50_ns"]));
+                    assert!(u(&s["clat"]["max_ns"]) >= u(&s["clat"]["p99_ns"]));
                 }
                 ios += u(&s["total_ios"]);
             }
@@ -156,7 +156,7 @@ fn fsync_every_n_writes_is_counted() {
         assert_eq!(writes, 100);
         assert_eq!(job["sync"]["kind"], kind);
         assert_eq!(u(&job["sync"]["total_ios"]), writes / 5);
-        assert!(u(&job["sync"]["lat_ns"]["p50"]) > 0);
+        assert!(u(&job["sync"]["lat"]["p50_ns"]) > 0);
     }
 }
 
@@ -179,14 +179,14 @@ fn ramp_is_excluded_and_series_is_per_second() {
         d(t.path()),
     ]);
     let res = &r["result"];
-    assert_eq!(u(&res["ramp_ms"]), 1000);
+    assert_eq!(res["ramp_s"], 1.0);
     assert_eq!(res["time_based"], true);
     let job = &res["jobs"][0];
     // The window is the runtime only, not ramp + runtime.
-    assert_eq!(u(&job["runtime_ms"]), 2000);
+    assert_eq!(job["runtime_s"], 2.0);
     let series = job["series"].as_array().unwrap();
     assert_eq!(series.len(), 2);
-    let sum: u64 = series.iter().map(|s| u(&s["read_iops"])).sum();
+    let sum: u64 = series.iter().map(|s| u(&s["read_iops_per_s"])).sum();
     let total = u(&job["read"]["total_ios"]);
     assert!(total > 0);
     // Series counts the same I/Os as the totals (the last partial ms aside).
@@ -194,11 +194,12 @@ fn ramp_is_excluded_and_series_is_per_second() {
         sum <= total && total - sum <= total / 50 + 5,
         "{sum} vs {total}"
     );
-    let iops = job["read"]["iops"].as_f64().unwrap();
+    let iops = job["read"]["iops_per_s"].as_f64().unwrap();
     assert!((iops * 2.0 - total as f64).abs() < 2.0);
-    assert!(job["cpu"]["ns_per_io"].as_f64().unwrap() > 0.0);
+    assert!(job["cpu"]["cpu_per_io_ns"].as_f64().unwrap() > 0.0);
     assert!(
-        job["cpu"]["sys_cpu"].as_f64().unwrap() + job["cpu"]["usr_cpu"].as_f64().unwrap() > 0.0
+        job["cpu"]["sys_cpu_pct"].as_f64().unwrap() + job["cpu"]["usr_cpu_pct"].as_f64().unwrap()
+            > 0.0
     );
 }
 
@@ -326,6 +327,10 @@ fn presets_are_listed_and_run() {
         assert!(text.contains(n), "{n} missing from --list-presets");
     }
     assert!(text.contains("numjobs=24") && text.contains("fsync=1") && text.contains("iodepth=32"));
+    assert!(
+        text.contains("bs=16k") && !text.contains("bs=16KiB"),
+        "{text}"
+    );
 
     let t = tmpdir();
     for n in names {
@@ -386,19 +391,21 @@ fn toml_job_file_runs_jobs_together() {
     assert_eq!(jobs.len(), 2);
     assert_eq!(jobs[0]["name"], "reader");
     assert_eq!(jobs[1]["ioengine"], "io_uring");
-    assert_eq!(u(&jobs[0]["runtime_ms"]), 1000);
+    assert_eq!(jobs[0]["runtime_s"], 1.0);
     assert!(u(&jobs[0]["read"]["total_ios"]) > 0 && u(&jobs[1]["write"]["total_ios"]) > 0);
     assert!(t.path().join("innotune-writer.0").exists());
 }
 
+/// Keys follow docs/json.md's units rule (fio's names plus their unit);
+/// the settings string is fio's own syntax (`bs=4k`, never `4KiB`).
 #[test]
-fn json_names_follow_fio() {
+fn json_keys_carry_units_and_options_are_fio_syntax() {
     let t = tmpdir();
     let r = bench_json(&[
         "--rw",
         "randread",
         "--bs",
-        "4k",
+        "4KiB",
         "--size",
         "4m",
         "--io_size",
@@ -406,18 +413,38 @@ fn json_names_follow_fio() {
         "--directory",
         d(t.path()),
     ]);
-    let s = &r["result"]["jobs"][0]["read"];
-    for k in ["iops", "bw", "bw_bytes", "io_bytes", "total_ios", "runtime"] {
+    let job = &r["result"]["jobs"][0];
+    let s = &job["read"];
+    for k in [
+        "iops_per_s",
+        "bw_bytes_per_s",
+        "io_bytes",
+        "total_ios",
+        "runtime_s",
+    ] {
         assert!(!s[k].is_null(), "{k} missing");
     }
-    let p = &s["clat_ns"]["percentile"];
+    for k in ["iops", "bw", "bw_bytes", "runtime", "clat_ns"] {
+        assert!(s.get(k).is_none(), "old key {k} still there");
+    }
+    assert!(
+        job.get("write").is_none(),
+        "no null for an absent direction"
+    );
+    for k in ["min_ns", "mean_ns", "p50_ns", "p99_9_ns", "max_ns", "count"] {
+        assert!(!s["clat"][k].is_null(), "clat.{k} missing");
+    }
+    let p = &s["clat"]["percentiles_ns"];
     for k in ["50.000000", "99.000000", "99.900000"] {
         assert!(p[k].is_u64(), "{k} missing");
     }
-    let bw = s["bw"].as_f64().unwrap();
-    let bwb = s["bw_bytes"].as_f64().unwrap();
-    assert!((bw * 1024.0 - bwb).abs() < 1.0);
-    // Text output is a table with the job.
+    let opts = job["options"].as_str().unwrap();
+    assert!(
+        opts.contains("bs=4k ") && opts.contains("size=4m"),
+        "{opts}"
+    );
+    assert!(!opts.contains("iB"), "{opts}");
+    // Text output: the fio-like block, then a table with units in headers.
     let out = cmd()
         .args([
             "bench",
@@ -441,9 +468,21 @@ fn json_names_follow_fio() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        text.contains("IOPS") && text.contains("p99") && text.contains("randread"),
+        text.contains("IOPS")
+            && text.contains("p99 (µs)")
+            && text.contains("bandwidth (MiB/s)")
+            && text.contains("randread: (rw=randread bs=4k"),
         "{text}"
     );
+    // Markdown: a real table.
+    let out = cmd()
+        .args(["--format", "markdown", "bench", "--rw", "randread"])
+        .args(["--bs", "4k", "--size", "4m", "--io_size", "64k"])
+        .args(["--directory", d(t.path())])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("| job |") && md.contains("p99 (µs)"), "{md}");
 }
 
 /// A mount made for a test, unmounted (and its directory removed) on drop.
@@ -591,8 +630,48 @@ fn raw_device_needs_flag_and_must_not_be_mounted() {
     assert!(e.contains("not a block device"), "{e}");
 }
 
+/// Wait (up to 60 s) until `cond` holds, checking every few milliseconds:
+/// a condition on real state, not a guessed delay.
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !cond() {
+        assert!(t0.elapsed().as_secs() < 60, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+/// Read system calls of `pid`'s first job thread (named `bench-0-0`), once
+/// it exists: proof that the measured loop is issuing I/O.
+fn job_thread_reads(pid: u32) -> u64 {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
+    for t in tasks.into_iter().flatten().flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.trim() == "bench-0-0" {
+            let io = std::fs::read_to_string(t.path().join("io")).unwrap_or_default();
+            return io
+                .lines()
+                .find_map(|l| l.strip_prefix("syscr: "))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+        }
+    }
+    0
+}
+
+fn spawn_bench(args: &[&str]) -> std::process::Child {
+    Sys::new(assert_cmd::cargo::cargo_bin("innotune"))
+        .args(["--format", "json", "bench"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// SIGINT and SIGTERM both end a run early with its partial results
+/// (SIGTERM used to kill it with nothing on stdout).
 #[test]
-fn ctrl_c_ends_the_run_with_partial_results() {
+fn ctrl_c_and_sigterm_end_the_run_with_partial_results() {
     let t = tmpdir();
     // Lay the file out first, so the signal lands in the measured run.
     bench_json(&[
@@ -607,31 +686,76 @@ fn ctrl_c_ends_the_run_with_partial_results() {
         "--directory",
         d(t.path()),
     ]);
-    let bin = assert_cmd::cargo::cargo_bin("innotune");
-    let child = Sys::new(bin)
-        .args([
-            "--format", "json", "bench", "--rw", "randread", "--bs", "16k", "--size", "8m",
-        ])
-        .args(["--runtime", "60", "--directory", d(t.path())])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let r = &v["result"]["result"];
-    assert_eq!(r["interrupted"], true);
-    let ms = u(&r["jobs"][0]["runtime_ms"]);
-    assert!(ms > 0 && ms < 10_000, "runtime {ms} ms");
-    assert!(u(&r["jobs"][0]["read"]["total_ios"]) > 0);
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let child = spawn_bench(&[
+            "--rw",
+            "randread",
+            "--bs",
+            "16k",
+            "--size",
+            "8m",
+            "--runtime",
+            "60",
+            "--directory",
+            d(t.path()),
+        ]);
+        let pid = child.id();
+        wait_for("the job thread to issue reads", || {
+            job_thread_reads(pid) > 200
+        });
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid as i32, sig) };
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "signal {sig}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let r = &v["result"]["result"];
+        assert_eq!(r["interrupted"], true, "signal {sig}");
+        let secs = r["jobs"][0]["runtime_s"].as_f64().unwrap();
+        assert!(secs > 0.0 && secs < 30.0, "runtime {secs} s");
+        assert!(u(&r["jobs"][0]["read"]["total_ios"]) > 0);
+    }
+}
+
+/// SIGINT or SIGTERM while the files are being laid out: the partial file
+/// and its manifest entry are both gone (the entry used to stay behind).
+#[test]
+fn a_signal_during_layout_leaves_nothing_stale() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let t = tmpdir();
+        let f = t.path().join("innotune-big.0");
+        let child = spawn_bench(&[
+            "--rw",
+            "read",
+            "--name",
+            "big",
+            "--size",
+            "2g",
+            "--io_size",
+            "4k",
+            "--directory",
+            d(t.path()),
+        ]);
+        let pid = child.id();
+        wait_for("the layout to start writing", || {
+            std::fs::metadata(&f).is_ok_and(|m| m.len() > 0)
+        });
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid as i32, sig) };
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "signal {sig}: {err}");
+        assert!(err.contains("interrupted while laying out"), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(!f.exists(), "partial file left behind");
+        assert!(
+            !t.path().join(".innotune-bench").exists(),
+            "manifest entry left behind"
+        );
+    }
 }
 
 #[test]
@@ -786,4 +910,283 @@ fn io_uring_files_are_released_before_exit() {
         );
         // Unmounted: the guard's own umount is a no-op; it removes the dir.
     }
+}
+
+/// Run bench expecting exit 2; the last stderr line is the error (warnings
+/// may come first). Returns all of stderr.
+fn bench_fail(args: &[&str]) -> String {
+    let out = cmd().arg("bench").args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?} should fail: {err}");
+    let last = err.trim_end().lines().last().unwrap_or("");
+    assert!(last.starts_with("innotune: error: "), "{err}");
+    err
+}
+
+/// Run a shell command as the unprivileged user `nobody`.
+fn as_nobody(script: &str) {
+    let out = Sys::new("runuser")
+        .args(["-u", "nobody", "--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "as nobody: {script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A root-owned file outside the bench directory, and its bytes.
+fn victim() -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+    let dir = tmpdir();
+    let p = dir.path().join("shadow");
+    let bytes = b"root:secret:19000:0:99999:7:::\n".repeat(4096);
+    std::fs::write(&p, &bytes).unwrap();
+    (dir, p, bytes)
+}
+
+/// Issue 11, item 1: in a shared directory (0777, and 1777 with the sticky
+/// bit), `nobody` forges the manifest and plants `innotune-read.0 -> a
+/// root-owned file`. A root bench that writes, and a root --cleanup, must
+/// leave the target byte-identical and not delete a forged entry.
+#[test]
+fn forged_manifest_and_planted_symlink_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    for mode in [0o777, 0o1777] {
+        let t = tmpdir();
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+        let (_vd, target, bytes) = victim();
+        std::fs::write(t.path().join("notes.txt"), "mine").unwrap();
+        let manifest =
+            r#"{{"tool":"innotune bench","files":{{"innotune-read.0":1048576,"notes.txt":4}}}}"#;
+        as_nobody(&format!(
+            "cd '{}' && printf '%s' '{manifest}' > .innotune-bench && ln -s '{}' innotune-read.0",
+            t.path().display(),
+            target.display()
+        ));
+        let e = bench_fail(&[
+            "--rw",
+            "write",
+            "--name",
+            "read",
+            "--size",
+            "1m",
+            "--io_size",
+            "64k",
+            "--directory",
+            d(t.path()),
+        ]);
+        assert!(
+            e.contains("ignoring") && e.contains("did not create"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), bytes, "mode {mode:o}");
+        let out = cmd()
+            .args(["bench", "--cleanup", "--directory", d(t.path())])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("ignoring"), "{err}");
+        assert!(t.path().join("notes.txt").exists(), "forged entry deleted");
+        assert_eq!(std::fs::read(&target).unwrap(), bytes);
+        // Removing the planted link is nobody's business: it is still there.
+        assert!(std::fs::symlink_metadata(t.path().join("innotune-read.0")).is_ok());
+    }
+}
+
+/// A manifest root itself owns (say, edited by hand) still cannot make
+/// --cleanup delete a name innotune never creates, nor follow a symlink.
+#[test]
+fn cleanup_removes_only_verified_bench_files() {
+    let t = tmpdir();
+    let (_vd, target, bytes) = victim();
+    std::fs::write(t.path().join("notes.txt"), "mine").unwrap();
+    std::os::unix::fs::symlink(&target, t.path().join("innotune-read.0")).unwrap();
+    std::fs::write(
+        t.path().join(".innotune-bench"),
+        r#"{"tool":"innotune bench","files":{"innotune-read.0":1048576,"notes.txt":4}}"#,
+    )
+    .unwrap();
+    let out = cmd()
+        .args([
+            "--format",
+            "json",
+            "bench",
+            "--cleanup",
+            "--directory",
+            d(t.path()),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"]["removed"].as_array().unwrap().len(), 0);
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("notes.txt") && warnings.contains("symbolic link"),
+        "{warnings}"
+    );
+    assert!(t.path().join("notes.txt").exists());
+    assert_eq!(std::fs::read(&target).unwrap(), bytes);
+}
+
+/// A listed file replaced by another one (another inode) is not reused,
+/// written or removed.
+#[test]
+fn a_replaced_file_is_not_innotunes() {
+    let t = tmpdir();
+    let args = [
+        "--rw",
+        "write",
+        "--name",
+        "swap",
+        "--size",
+        "1m",
+        "--io_size",
+        "64k",
+        "--directory",
+        d(t.path()),
+    ];
+    bench_json(&args);
+    let f = t.path().join("innotune-swap.0");
+    let other = t.path().join("other");
+    std::fs::write(&other, vec![7u8; 1 << 20]).unwrap();
+    std::fs::rename(&other, &f).unwrap();
+    let e = bench_fail(&args);
+    assert!(e.contains("not the file innotune created"), "{e}");
+    assert_eq!(std::fs::read(&f).unwrap(), vec![7u8; 1 << 20]);
+    bench_json(&["--cleanup", "--directory", d(t.path())]);
+    assert!(f.exists(), "cleanup removed a file innotune did not create");
+}
+
+/// A process named `mariadbd` with `--datadir=D` stands in for a running
+/// server (the same /proc facts probe reads). Killed with its group on drop.
+struct FakeServer(std::process::Child, #[allow(dead_code)] tempfile::TempDir);
+impl FakeServer {
+    fn start(datadir: &Path) -> FakeServer {
+        use std::os::unix::process::CommandExt;
+        let bin = tmpdir();
+        let link = bin.path().join("mariadbd");
+        std::os::unix::fs::symlink("/bin/sh", &link).unwrap();
+        let child = Sys::new(&link)
+            .args(["-c", "sleep 120; :", "mariadbd"])
+            .arg(format!("--datadir={}", datadir.display()))
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        wait_for("the fake server to exec", || {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim() == "mariadbd")
+        });
+        FakeServer(child, bin)
+    }
+}
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        // SAFETY: our own child's process group.
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
+}
+
+/// Issue 11, item 2: `--directory` equal to, inside, or containing the
+/// datadir of a running server is refused with one line naming it, even
+/// with --allow-datadir (which only overrides the look-alike heuristics),
+/// and nothing is written. `datadir/a/b` used to be accepted.
+#[test]
+fn directories_near_a_running_servers_datadir_are_refused() {
+    let t = tmpdir();
+    let data = t.path().join("data");
+    let deep = data.join("a").join("b");
+    std::fs::create_dir_all(&deep).unwrap();
+    let _srv = FakeServer::start(&data);
+    for (dir, relation) in [
+        (&data, "is the"),
+        (&deep, "is inside"),
+        (&t.path().to_path_buf(), "contains"),
+    ] {
+        for extra in [None, Some("--allow-datadir")] {
+            let mut args = vec!["--rw", "write", "--size", "1m", "--directory", d(dir)];
+            args.extend(extra);
+            let e = bench_err(&args);
+            assert!(
+                e.contains(relation) && e.contains(d(&data)) && e.contains("running server pid"),
+                "{e}"
+            );
+        }
+    }
+    assert!(
+        std::fs::read_dir(&deep).unwrap().next().is_none(),
+        "wrote into the datadir"
+    );
+    assert!(!data.join(".innotune-bench").exists());
+}
+
+/// Issue 11, item 9 and the smaller ones: values that panicked, were
+/// silently changed, or gave errors without the option's name.
+#[test]
+fn bad_values_are_one_line_naming_the_option() {
+    let t = tmpdir();
+    let base = ["--rw", "read", "--size", "1m", "--directory", d(t.path())];
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["--runtime", "1e300"], &["--runtime", "out of range"]),
+        (
+            &["--ramp_time", "99999999999999999999"],
+            &["--ramp_time", "out of range"],
+        ),
+        (&["--runtime=-1"], &["--runtime", "zero or more"]),
+        (&["--runtime", "nan"], &["--runtime", "zero or more"]),
+        (
+            &["--runtime", "0"],
+            &["--runtime 0 measures nothing", "io_size"],
+        ),
+        (&["--nrfiles", "100000"], &["nrfiles=100000", "1..65536"]),
+    ];
+    for (extra, want) in cases {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        let e = bench_err(&args);
+        for w in *want {
+            assert!(e.contains(w) && e.contains("fix:"), "{extra:?}: {e}");
+        }
+    }
+    let f = t.path().join("j.toml");
+    std::fs::write(
+        &f,
+        "[global]\nruntime = \"1e300\"\n[[job]]\nrw = \"read\"\n",
+    )
+    .unwrap();
+    let e = bench_err(&["--job-file", d(&f), "--directory", d(t.path())]);
+    assert!(e.contains("runtime") && e.contains("out of range"), "{e}");
+    // A TOML syntax error names its line and column.
+    std::fs::write(&f, "[global]\nsize = \"1m\"\n[[job]]\nrw = read\n").unwrap();
+    let e = bench_err(&["--job-file", d(&f), "--directory", d(t.path())]);
+    assert!(e.contains("line 4, column 6"), "{e}");
+}
+
+/// tmpfs is RAM: O_DIRECT there still measures memory. Said in a warning
+/// (stderr, and the JSON envelope's `warnings`).
+#[test]
+fn tmpfs_results_are_flagged_as_ram_speed() {
+    let m = mount("tmpfs", "size=16m");
+    let out = cmd()
+        .args([
+            "--format", "json", "bench", "--rw", "randread", "--size", "4m",
+        ])
+        .args(["--io_size", "64k", "--direct=1", "--directory", d(&m.0)])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = v["warnings"].to_string();
+    assert!(
+        w.contains("tmpfs") && w.contains("RAM speed even with --direct"),
+        "{w}"
+    );
 }

@@ -33,7 +33,7 @@ fn json(args: &[&str]) -> (i32, Value, String) {
         Value::Null
     } else {
         let env: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(env["command"], "checksum");
+        assert_eq!(env["schema"], "checksum/2");
         env["result"].clone()
     };
     (code, v, stderr)
@@ -82,7 +82,8 @@ fn bad_pages(r: &Value) -> Vec<(u64, String)> {
 fn every_fixture_passes_with_the_algorithm_it_was_written_with() {
     let (code, r, _) = json(&[FIXTURES]);
     assert_eq!(code, 0);
-    // Independent count (reference §6, a script mirroring MySQL's rules).
+    // Independent count (a script mirroring MySQL's rules, run once over
+    // the fixtures).
     assert_eq!(sum_valid(&r, "crc32"), 661);
     assert_eq!(sum_valid(&r, "innodb"), 465);
     assert_eq!(r["totals"]["empty"], 177);
@@ -98,7 +99,8 @@ fn t_10k_rows_page_0_is_valid_innodb_checksum() {
     assert_eq!(code, 0);
     assert_eq!(r["files"][0]["pages_checked"], 1);
     assert_eq!(r["files"][0]["valid"]["innodb"], 1);
-    // The peer refuses it (documented in the issue); keep the contrast honest.
+    // MariaDB's innochecksum refuses it (it does not try the innodb
+    // checksum on page 0 of a MySQL file); keep the contrast honest.
     if which::which("innochecksum").is_ok() {
         let st = std::process::Command::new("innochecksum")
             .arg(&f)
@@ -208,28 +210,165 @@ fn allow_mismatches_reports_but_exits_0_within_the_allowance() {
     assert_eq!(r["exceeded"], true);
 }
 
+/// Issue 11, item 5: a truncated or otherwise uncheckable file among
+/// several no longer throws the other results away: every file is in the
+/// report, the bad one with an `error`, and the exit code is 2 at the end.
 #[test]
-fn truncated_file_is_exit_2_naming_the_file() {
+fn one_bad_file_among_several_keeps_the_others() {
     let dir = tempfile::tempdir().unwrap();
-    let f = copy_to(dir.path(), CRC32_FILE);
-    let len = fs::metadata(&f).unwrap().len();
+    let good = copy_to(dir.path(), CRC32_FILE);
+    let sub = dir.path().join("t");
+    fs::create_dir(&sub).unwrap();
+    let trunc = copy_to(&sub, CRC32_FILE);
+    let len = fs::metadata(&trunc).unwrap().len();
     fs::OpenOptions::new()
         .write(true)
-        .open(&f)
+        .open(&trunc)
         .unwrap()
         .set_len(len - 100)
         .unwrap();
+    let other = copy_to(dir.path(), "t_10k_rows.ibd");
+    let (code, r, err) = json(&[
+        good.to_str().unwrap(),
+        trunc.to_str().unwrap(),
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let files = r["files"].as_array().unwrap();
+    assert_eq!(files.len(), 3);
+    assert_eq!(files[0]["valid"]["crc32"], 21);
+    assert_eq!(files[2]["valid"]["innodb"], 21);
+    let e = files[1]["error"].as_str().unwrap();
+    assert!(
+        e.contains("film.ibd") && e.contains("not a multiple of its page size 16384"),
+        "{e}"
+    );
+    assert!(files[0].get("error").is_none());
+    assert_eq!(r["totals"]["files_with_errors"], 1);
+    // Text: the table, an error line for the bad file, and the verdict.
     let out = bin()
-        .args(["checksum", f.to_str().unwrap()])
+        .args(["checksum", good.to_str().unwrap(), trunc.to_str().unwrap()])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        err.contains("film.ibd") && err.contains("not a multiple of its page size 16384"),
+        text.contains("error: ") && text.contains("not a multiple") && text.contains("INCOMPLETE"),
+        "{text}"
+    );
+    assert!(text.contains("21 (crc32:21)"), "{text}");
+}
+
+/// Issue 11, item 6: a page range past the end used to check 0 pages and
+/// say OK: now an error naming the page count.
+#[test]
+fn a_page_range_past_the_end_names_the_page_count() {
+    let f = fixture(CRC32_FILE);
+    for args in [["-p", "999"], ["-s", "100"]] {
+        let (code, r, _) = json(&[args[0], args[1], f.to_str().unwrap()]);
+        assert_eq!(code, 2, "{args:?}");
+        let e = r["files"][0]["error"].as_str().unwrap();
+        assert!(
+            e.contains("past the end") && e.contains("22 pages (0–21)"),
+            "{e}"
+        );
+        assert_eq!(r["files"][0]["pages_checked"], 0);
+    }
+    // The last page itself is fine.
+    let (code, r, _) = json(&["-p", "21", f.to_str().unwrap()]);
+    assert_eq!(
+        (code, r["files"][0]["pages_checked"].as_u64()),
+        (0, Some(1))
+    );
+}
+
+/// Issue 11, item 7: a FIFO named like a tablespace used to block forever.
+/// Given as an argument: one line, exit 2. Met in a walk: an error for that
+/// entry. A symlinked .ibd in a walk is followed (it used to be skipped
+/// silently, hiding a corrupt file), a dangling one reported.
+#[test]
+fn fifos_and_symlinks_are_refused_or_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("x.ibd");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: valid path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let run = |args: &[&str]| {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("innotune"))
+            .args(["--format", "json", "checksum"])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A hang is the bug: give it a generous bound, then kill it.
+        let t0 = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed().as_secs() > 60 {
+                let _ = child.kill();
+                panic!("checksum {args:?} blocked");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&[fifo.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains("is a FIFO, not a tablespace file") && err.contains("fix:"),
         "{err}"
     );
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+
+    // In a walk: the FIFO is an error entry; a symlinked corrupt .ibd is
+    // checked (exit 2 for the FIFO, and the bad page listed).
+    let elsewhere = tempfile::tempdir().unwrap();
+    let bad = copy_to(elsewhere.path(), CRC32_FILE);
+    patch(&bad, 5 * PS + 5000, |b| b[0] ^= 0x04);
+    std::os::unix::fs::symlink(&bad, dir.path().join("linked.ibd")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/gone.ibd", dir.path().join("gone.ibd")).unwrap();
+    let out = run(&[dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["result"];
+    let by = |name: &str| {
+        r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("{name} missing from {r}"))
+            .clone()
+    };
+    assert!(by("x.ibd")["error"].as_str().unwrap().contains("FIFO"));
+    assert!(by("gone.ibd")["error"]
+        .as_str()
+        .unwrap()
+        .contains("symbolic link"));
+    assert_eq!(by("linked.ibd")["bad"], 1);
+    assert_eq!(bad_pages(r), vec![(5, "checksum".to_string())]);
+}
+
+/// Issue 11, item 8: a text file whose bytes happen to be valid flags was
+/// reported as "CORRUPT: 4 bad"; it is not an InnoDB tablespace at all.
+#[test]
+fn a_text_file_is_not_an_innodb_tablespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("notes.ibd");
+    let mut text = "These are my notes about the database server.    \n"
+        .repeat(1400)
+        .into_bytes();
+    text.truncate(65536);
+    // Spaces at the flags' offset: 0x20202020 is a valid 16K classic layout.
+    text[54..58].copy_from_slice(b"    ");
+    fs::write(&f, &text).unwrap();
+    let (code, r, _) = json(&[f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    let e = r["files"][0]["error"].as_str().unwrap();
+    assert!(e.contains("not an InnoDB tablespace"), "{e}");
+    assert_eq!(r["totals"]["bad"], 0);
+    assert!(r["bad_pages"].as_array().unwrap().is_empty());
 }
 
 #[test]
@@ -359,8 +498,9 @@ fn live_file_mismatch_is_reread_before_reporting() {
     assert_eq!(bad_pages(&r), vec![(8, "checksum".to_string())]);
     assert!(err.contains("a server is running on this file"), "{err}");
     // The "server" finishes its write during the re-reads: not reported.
-    // innotune warns before it scans; the write lands ~60 ms later, inside
-    // the 5 × 50 ms re-read window of the (22-page, instantly read) file.
+    // Readiness: the warning line (before the scan), then the process's own
+    // read counter past the whole file (the scan has read the bad page and
+    // is in its 5 x 50 ms re-read window), then the good page is written.
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("innotune"))
         .args(["--format", "json", "checksum", f.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
@@ -372,7 +512,21 @@ fn live_file_mismatch_is_reread_before_reporting() {
     use std::io::BufRead;
     stderr.read_line(&mut line).unwrap();
     assert!(line.contains("a server is running on this file"), "{line}");
-    std::thread::sleep(std::time::Duration::from_millis(60));
+    let size = fs::metadata(&f).unwrap().len();
+    let rchar = |pid: u32| -> u64 {
+        fs::read_to_string(format!("/proc/{pid}/io"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("rchar: "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    let t0 = std::time::Instant::now();
+    // Page 0's head (64 KiB) was read before the warning; the scan reads the file.
+    while rchar(child.id()) < size + 65536 {
+        assert!(t0.elapsed().as_secs() < 30, "scan never read the file");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     {
         use std::os::unix::fs::FileExt;
         let w = fs::OpenOptions::new().write(true).open(&f).unwrap();

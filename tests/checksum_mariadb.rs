@@ -199,12 +199,12 @@ fn check_format(algo: &str, expect_valid: &str, page_size: usize) {
             "classic"
         }
     );
-    assert_eq!(a["page_size"], page_size);
+    assert_eq!(a["page_size_bytes"], page_size);
     assert!(a["valid"][expect_valid].as_u64().unwrap() > 20, "{a:#}");
     let zip = page_size == 16384;
     if zip {
         let z = get("t/z.ibd");
-        assert_eq!(z["physical_page_size"], 8192);
+        assert_eq!(z["physical_page_size_bytes"], 8192);
         assert!(z["valid"]["zip_crc32"].as_u64().unwrap() > 10, "{z:#}");
     }
     let pc = get("t/pc.ibd");
@@ -266,7 +266,7 @@ fn check_format(algo: &str, expect_valid: &str, page_size: usize) {
         let copy = tmp.path().join(format!("bad-{name}"));
         fs::copy(&src, &copy).unwrap();
         let mut bytes = fs::read(&copy).unwrap();
-        let ps = r["files"][0]["physical_page_size"].as_u64().unwrap() as usize;
+        let ps = r["files"][0]["physical_page_size_bytes"].as_u64().unwrap() as usize;
         let pages = bytes.len() / ps;
         for p in (3..pages).step_by(3) {
             bytes[p * ps + 100 + (p % 50) * 97 % (ps - 200)] ^= 0x20;

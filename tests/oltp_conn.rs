@@ -166,3 +166,201 @@ fn wrong_password_and_no_server_are_one_line_errors() {
     );
     assert!(e.contains("fix: start the server"), "{e}");
 }
+
+/// A TCP port that accepts and never answers: one error line naming the
+/// endpoint within --connect-timeout, and while the process waits its
+/// /proc/PID/cmdline no longer holds the password (either spelling).
+#[test]
+fn silent_port_times_out_and_password_leaves_cmdline() {
+    use std::time::{Duration, Instant};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    for (arg, wiped) in [
+        ("-pSekr3t", "-pxxxxxx"),
+        ("--password=Sekr3t", "--password=xxxxxx"),
+        ("--mysql-password=Sekr3t", "--mysql-password=xxxxxx"),
+    ] {
+        let t0 = Instant::now();
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("innotune"))
+            .args(["oltp", "oltp_read_only", "run", "--no-defaults", "--host"])
+            .args(["127.0.0.1", "--port", &port.to_string(), "--user", "u", arg])
+            .args(["--connect-timeout", "2"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Readiness: the process is connecting, so start-up is over.
+        let (conn, _) = l.accept().unwrap();
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", child.id())).unwrap();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        assert!(!cmdline.contains("Sekr3t"), "{cmdline}");
+        assert!(cmdline.contains(wiped), "{cmdline}");
+        let out = child.wait_with_output().unwrap();
+        let took = t0.elapsed();
+        drop(conn);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(took >= Duration::from_secs(2), "{took:?}");
+        assert!(took < Duration::from_secs(15), "{took:?}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        let errors: Vec<&str> = e
+            .lines()
+            .filter(|l| l.starts_with("innotune: error:"))
+            .collect();
+        assert_eq!(errors.len(), 1, "{e}");
+        assert!(
+            errors[0].contains(&format!("127.0.0.1:{port}"))
+                && errors[0].contains("no answer within 2 s"),
+            "{e}"
+        );
+        assert!(e.contains("Using a password on the command line"), "{e}");
+        assert!(!e.contains("Sekr3t") && !String::from_utf8_lossy(&out.stdout).contains("Sekr3t"));
+    }
+}
+
+/// `--password X` (a space) does not make X the password, and whatever
+/// the parser rejects, no error shows X.
+#[test]
+fn password_after_a_space_is_never_echoed() {
+    for args in [
+        &["oltp", "oltp_read_only", "run", "--password", "Sekr3t"][..],
+        &[
+            "oltp",
+            "oltp_read_only",
+            "run",
+            "--mysql-password",
+            "Sekr3t",
+        ],
+        &["oltp", "oltp_read_only", "run", "-p", "Sekr3t"],
+    ] {
+        let out = bin().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(!e.contains("Sekr3t"), "{args:?}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{args:?}: {e}");
+        assert!(e.contains("fix: write --password=VALUE"), "{e}");
+    }
+    // Other usage errors keep the parser's own message, without the value.
+    for args in [
+        &[
+            "oltp",
+            "oltp_read_only",
+            "run",
+            "-pSekr3t",
+            "--no-such-flag",
+        ][..],
+        &[
+            "sandbox",
+            "start",
+            "--password=Sekr3t",
+            "--dir",
+            "/nonexistent/x",
+        ],
+    ] {
+        let out = bin().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(!e.contains("Sekr3t"), "{args:?}: {e}");
+        assert!(e.contains("unexpected argument"), "{e}");
+    }
+    // A bad --connect-timeout is one line naming the option.
+    let out = bin()
+        .args([
+            "oltp",
+            "oltp_read_only",
+            "run",
+            "--no-defaults",
+            "--connect-timeout",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("--connect-timeout must be"), "{e}");
+}
+
+/// A bare `-p` prompts on the terminal, as mysql does (a real pty from
+/// util-linux `script`, whose input is the typed password).
+#[test]
+fn bare_p_prompts_on_the_terminal() {
+    if which::which("script").is_err() {
+        eprintln!("util-linux script not installed; skipping");
+        return;
+    }
+    let s = with_app_user();
+    let exe = assert_cmd::cargo::cargo_bin("innotune");
+    let cmd = format!(
+        "{} --format json oltp oltp_read_only cleanup --no-defaults --socket {} --user app -p",
+        exe.display(),
+        s.socket().display()
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_remove("MYSQL_PWD")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Type only once the prompt is there and the terminal's echo is off
+    // (as a person would: the prompt precedes switching echo off by a
+    // moment).
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("Enter password:") {
+        let chunk = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("no prompt: {}", String::from_utf8_lossy(&seen)));
+        seen.extend(chunk);
+    }
+    let spid = child.id();
+    let kid = std::fs::read_to_string(format!("/proc/{spid}/task/{spid}/children")).unwrap();
+    let kid = kid
+        .split_whitespace()
+        .next()
+        .expect("script has no child")
+        .to_string();
+    let tty = std::fs::read_link(format!("/proc/{kid}/fd/0")).unwrap();
+    let t0 = std::time::Instant::now();
+    loop {
+        let st = std::process::Command::new("stty")
+            .arg("-F")
+            .arg(&tty)
+            .arg("-a")
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&st.stdout)
+            .split_whitespace()
+            .any(|f| f == "-echo")
+        {
+            break;
+        }
+        assert!(t0.elapsed().as_secs() < 30, "echo never went off");
+        std::thread::yield_now();
+    }
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(format!("{PW}\n").as_bytes()).unwrap();
+    }
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    seen.extend(rx.try_iter().flatten());
+    let text = String::from_utf8_lossy(&seen);
+    assert!(status.success(), "{text}");
+    assert!(text.contains("\"password_source\": \"prompt\""), "{text}");
+    assert!(
+        !text.contains(PW),
+        "the typed password is not echoed: {text}"
+    );
+}

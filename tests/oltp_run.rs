@@ -321,35 +321,41 @@ fn text_report_layout_intervals_sweep_and_server_metrics() {
     let r = &v["runs"][0];
     let srv = &r["server"];
     assert!(
-        srv["redo_bytes_per_min"].as_f64().unwrap() > 0.0,
+        srv["redo_bytes_per_s"].as_f64().unwrap() > 0.0,
         "writes produce redo: {srv}"
     );
-    assert!(
-        (srv["redo_bytes_per_hour"].as_f64().unwrap()
-            / srv["redo_bytes_per_min"].as_f64().unwrap()
-            - 60.0)
-            .abs()
-            < 1e-6
-    );
-    let hit = srv["buffer_pool_hit_ratio"].as_f64().unwrap();
-    assert!((0.0..=1.0).contains(&hit));
+    let hit = srv["buffer_pool_hit_pct"].as_f64().unwrap();
+    assert!((0.0..=100.0).contains(&hit));
     assert!((0.0..=100.0).contains(&srv["dirty_pages_pct"].as_f64().unwrap()));
     assert!(srv["log_waits"].as_u64().is_some());
     assert!(
-        srv["data_fsyncs_per_sec"].as_f64().unwrap() > 0.0,
+        srv["data_fsyncs_per_s"].as_f64().unwrap() > 0.0,
         "commits fsync: {srv}"
     );
-    assert!(srv["tmp_tables_on_disk_share"].as_f64().is_some());
+    assert!(srv["tmp_tables_on_disk_pct"].as_f64().is_some());
     assert!(srv["pending_reads_max"].as_u64().is_some());
     assert!(
         r["status_samples"].as_array().unwrap().len() >= 3,
         "start, interval(s), end"
     );
-    let l = &r["latency_ms"];
-    assert!(l["percentiles"]["50"].as_f64().unwrap() <= l["percentiles"]["99"].as_f64().unwrap());
-    let tps = r["tps"].as_f64().unwrap();
+    assert!(r["status_samples"][0]["t_s"].as_f64().is_some());
+    // Units rule: latency in integer ns, rates per second, durations in s.
+    let l = &r["latency"];
+    let (p50, p99) = (l["p50_ns"].as_u64().unwrap(), l["p99_ns"].as_u64().unwrap());
+    assert!(p50 <= p99 && p50 > 1000, "{l}");
+    assert!(l["min_ns"].as_u64().unwrap() <= l["max_ns"].as_u64().unwrap());
+    assert_eq!(l["percentile"], 95);
+    assert!(l["percentile_ns"].as_u64().is_some());
+    let iv = &r["intervals"][0];
+    assert!(iv["t_s"].as_f64().is_some() && iv["transactions_per_s"].as_f64().is_some());
+    assert!(iv["percentile_ns"].as_u64().is_some(), "{iv}");
+    let tps = r["transactions_per_s"].as_f64().unwrap();
     let trx = r["transactions"].as_f64().unwrap();
     assert!((tps - trx / r["total_time_s"].as_f64().unwrap()).abs() < 1e-6);
+    assert!(r["fairness"]["exec_time_avg_s"].as_f64().is_some());
+    assert_eq!(v["options"]["report_interval_s"], 1);
+    assert_eq!(v["options"]["stall_timeout_s"], 60.0);
+    assert!(!serde_json::to_string(&v).unwrap().contains("null"), "{v}");
 
     // Thread list: one run per count and one table.
     let out = ok(oltp(
@@ -363,7 +369,7 @@ fn text_report_layout_intervals_sweep_and_server_metrics() {
         .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
         .collect();
     assert_eq!(rows.len(), 2, "{out}");
-    assert!(out.contains("threads") && out.contains("p95 ms") && out.contains("qps"));
+    assert!(out.contains("threads") && out.contains("p95 (ms)") && out.contains("qps (1/s)"));
     let v = run_json(
         &s,
         "oltp_read_only",
@@ -594,4 +600,139 @@ fn wire_fast_path_against_the_server() {
         .unwrap();
     assert_eq!(y, 5);
     c.query_drop("DROP DATABASE wiretest").unwrap();
+}
+
+/// Resumes a stopped server whatever the test's outcome, so its sandbox
+/// can be shut down.
+struct Resume(u32);
+impl Drop for Resume {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.0 as i32, libc::SIGCONT) };
+    }
+}
+
+/// A server that stops answering mid-run (SIGSTOP: a real, silent
+/// server) ends the run after --time plus --stall-timeout with one error
+/// line naming the server, instead of hanging.
+#[test]
+fn stalled_server_ends_the_run_naming_it() {
+    use std::io::BufRead;
+    use std::time::{Duration, Instant};
+    let s = server();
+    ok(oltp(
+        &s,
+        "oltp_read_only",
+        "prepare",
+        &["--table-size", "1000"],
+    ));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("innotune"))
+        .args(["oltp", "oltp_read_only", "run"])
+        .args(s.sock_args())
+        .args(["--table-size", "1000", "--threads", "2", "--time", "2"])
+        .args([
+            "--report-interval",
+            "1",
+            "--stall-timeout",
+            "2",
+            "--connect-timeout",
+            "2",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Readiness: the first interval line, so the workers are mid-run.
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let l = lines.next().expect("no interval line").unwrap();
+        if l.starts_with("[ 1s ]") {
+            break;
+        }
+    }
+    let pid = s.sb.pid();
+    let _resume = Resume(pid);
+    unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed();
+    assert_eq!(out.status.code(), Some(2));
+    // The deadline is ~1 s away, then 2 s of grace; a status sample may
+    // add its 2 s statement timeout.
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let e = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = e
+        .lines()
+        .filter(|l| l.starts_with("innotune: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{e}");
+    assert!(
+        errors[0].contains(&format!("socket {}", s.socket().display()))
+            && errors[0].contains("did not answer")
+            && errors[0].contains("--stall-timeout"),
+        "{e}"
+    );
+}
+
+/// A sandbox started with low limits: `oltp run` refuses before starting,
+/// naming the variable and the value it needs; default sandboxes have
+/// room for 1024 threads.
+#[test]
+fn server_limits_are_checked_before_the_run() {
+    use innotune::sandbox::{Profile, Sandbox, SandboxOpts};
+    let parent = tempfile::Builder::new()
+        .prefix("itsb")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let prof = parent.path().join("low.cnf");
+    std::fs::write(
+        &prof,
+        "max_connections = 12\nmax_prepared_stmt_count = 50\n",
+    )
+    .unwrap();
+    let mut o = SandboxOpts::new(parent.path().join("sb"));
+    o.profile = Profile::parse(prof.to_str().unwrap()).unwrap();
+    let s = TestServer {
+        sb: Sandbox::start(o).unwrap(),
+        parent,
+    };
+    ok(oltp(
+        &s,
+        "oltp_read_write",
+        "prepare",
+        &["--tables", "2", "--table-size", "100"],
+    ));
+    let base = ["--tables", "2", "--table-size", "100", "--events", "20"];
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        oltp(&s, "oltp_read_write", "run", &a)
+    };
+    // 16 workers + the status connection > 12.
+    let o = run(&["--threads", "4,16"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    // 17, plus any client of the server still closing (the prepare run's).
+    let need: u64 = e
+        .split("max_connections = ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{e}"));
+    assert!(
+        e.contains("max_connections is 12") && (17..=19).contains(&need),
+        "{e}"
+    );
+    assert!(o.stdout.is_empty(), "nothing ran");
+    // 3 workers × (BEGIN, COMMIT, 9 statements × 2 tables) = 60 > 50.
+    let o = run(&["--threads", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("max_prepared_stmt_count is 50") && e.contains("max_prepared_stmt_count = 60"),
+        "{e}"
+    );
+    // Within both limits it runs; without prepared statements too.
+    ok(run(&["--threads", "2"]));
+    ok(run(&["--threads", "3", "--db-ps-mode", "disable"]));
 }

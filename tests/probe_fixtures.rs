@@ -34,8 +34,8 @@ fn probe_root(root: &Path, path: Option<&str>) -> Value {
     );
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(v["tool"], "innotune");
-    assert_eq!(v["command"], "probe");
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema"], "probe/2");
+    assert!(v["generated_at"].is_string() && v["host"].is_object());
     v["result"].clone()
 }
 
@@ -71,6 +71,18 @@ fn dev<'a>(r: &'a Value, name: &str) -> &'a Value {
 
 fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
+}
+
+/// The finding with `id` (there must be exactly one).
+fn finding<'a>(r: &'a Value, id: &str) -> &'a Value {
+    let all: Vec<&Value> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == id)
+        .collect();
+    assert_eq!(all.len(), 1, "{id} in {}", r["findings"]);
+    all[0]
 }
 
 fn is_unknown_with(v: &Value, needle: &str) -> bool {
@@ -118,9 +130,9 @@ fn nvme_ssd_partition_on_nvme_with_mysqld_datadir_default() {
     );
     assert_eq!(q["rotational"], false);
     assert_eq!(q["nr_requests"], 1023);
-    assert_eq!(q["max_sectors_kb"], 128);
+    assert_eq!(q["max_sectors_bytes"], 128 * 1024);
     assert_eq!(q["hw_queues"], 16);
-    assert_eq!(q["wbt_lat_usec"], 2000);
+    assert_eq!(q["wbt_lat_ns"], 2_000_000);
     assert_eq!(q["write_cache"], "write back");
     assert_eq!(q["scheduler_tunables"], serde_json::json!({}));
     let h = &r["host"];
@@ -217,7 +229,10 @@ fn hdd_partitions_bfq_escaped_mount_point_and_systemd_unit() {
             ("sda".into(), "whole_disk".into(), 1, Some("sda4".into())),
         ]
     );
-    assert_eq!(dev(&r, "sda4")["partition"]["start_sector"], 6654265344u64);
+    assert_eq!(
+        dev(&r, "sda4")["partition"]["start_bytes"],
+        6654265344u64 * 512
+    );
     let q = &dev(&r, "sda")["queue"];
     assert_eq!(q["scheduler"], "bfq");
     assert_eq!(
@@ -225,8 +240,8 @@ fn hdd_partitions_bfq_escaped_mount_point_and_systemd_unit() {
         serde_json::json!(["mq-deadline", "kyber", "bfq", "none"])
     );
     assert_eq!(q["rotational"], true);
-    assert_eq!(q["physical_block_size"], 4096);
-    assert_eq!(q["read_ahead_kb"], 4096);
+    assert_eq!(q["physical_block_size_bytes"], 4096);
+    assert_eq!(q["read_ahead_bytes"], 4096 * 1024);
     assert_eq!(q["scheduler_tunables"]["slice_idle"], "8");
     assert_eq!(q["scheduler_tunables"]["low_latency"], "1");
     assert_eq!(dev(&r, "sda")["model"], "ST4000NM0035-1V4107");
@@ -241,16 +256,16 @@ fn hdd_partitions_bfq_escaped_mount_point_and_systemd_unit() {
     assert_eq!(p[0]["devices"], serde_json::json!(["sda"]));
     let h = &r["host"];
     assert_eq!(h["cmdline_elevator"], "deadline");
-    assert!(r["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|n| n.as_str().unwrap().contains("elevator=deadline")));
+    let f = finding(&r, "os.elevator_ignored");
+    assert_eq!(f["observed"], "elevator=deadline");
+    assert_eq!(f["subject"]["kind"], "kernel_parameter");
+    assert_eq!(f["severity"], "notice");
+    assert!(f["reason"].as_str().unwrap().contains("ignore"));
     assert_eq!(h["numa_nodes"], 2);
     assert_eq!(h["cpus"], 24);
     assert_eq!(h["thp_enabled"], "never");
     assert_eq!(h["vm_swappiness"], 1);
-    assert_eq!(h["vm_dirty_ratio"], 40);
+    assert_eq!(h["vm_dirty_ratio_pct"], 40);
     assert_eq!(r["mysqld"], serde_json::json!([]));
 }
 
@@ -426,9 +441,12 @@ fn missing_files_become_unknown_with_a_reason() {
         &r["host"]["vm_swappiness"],
         "/proc/sys/vm/swappiness"
     ));
-    assert_eq!(r["host"]["vm_dirty_ratio"], 20, "other values still read");
+    assert_eq!(
+        r["host"]["vm_dirty_ratio_pct"], 20,
+        "other values still read"
+    );
     let q = &dev(&r, "vda")["queue"];
-    assert!(is_unknown_with(&q["wbt_lat_usec"], "wbt_lat_usec"));
+    assert!(is_unknown_with(&q["wbt_lat_ns"], "wbt_lat_usec"));
     assert!(is_unknown_with(&q["scheduler"], "queue/scheduler"));
     assert!(is_unknown_with(
         &q["schedulers_available"],
@@ -476,11 +494,9 @@ fn a_cycle_in_slaves_is_reported_not_followed() {
     );
     let r = probe_root(&root, Some("/var/lib/mysql"));
     assert_eq!(stack(&r).len(), 5);
-    assert!(r["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|n| n.as_str().unwrap().contains("md0 reached again")));
+    let f = finding(&r, "innotune.walk.revisited");
+    assert_eq!(f["subject"]["name"], "md0");
+    assert_eq!(f["observed"], "reached again from sda");
 }
 
 #[test]
@@ -533,9 +549,36 @@ fn text_output_shows_the_tree() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let t = String::from_utf8(out.stdout).unwrap();
-    assert!(t.contains("dm-1  dm") && t.contains("lvm vg0-mysql"), "{t}");
-    assert!(t.contains("   └─ sda2"), "{t}");
-    assert!(t.contains("      └─ sda  sata-scsi"), "{t}");
+    // The stack is a table whose first column draws the tree.
+    let line = |start: &str| {
+        t.lines()
+            .find(|l| l.trim_start().starts_with(start))
+            .unwrap_or_else(|| panic!("no line starting {start:?}:\n{t}"))
+            .to_string()
+    };
+    let dm = line("dm-1 ");
+    assert!(
+        dm.contains(" dm ") && dm.contains("lvm vg0-mysql") && dm.contains("mounted"),
+        "{t}"
+    );
+    let sda2 = line("└─ sda2");
+    assert!(
+        sda2.contains("partition 2 of sda") && sda2.contains("member"),
+        "{t}"
+    );
+    let sda = line("└─ sda ");
+    assert!(
+        sda.contains("sata-scsi") && sda.contains("whole disk"),
+        "{t}"
+    );
+    assert!(
+        sda.find("└─").unwrap() > sda2.find("└─").unwrap(),
+        "deeper devices are indented further:\n{t}"
+    );
+    assert!(
+        t.contains("read-ahead (KiB)") && t.contains("wbt target (µs)"),
+        "{t}"
+    );
     assert!(!t.contains('\x1b'), "no colour when asked not to");
 }
 
@@ -557,6 +600,7 @@ fn committed_trees_are_what_the_generator_makes() {
         "lvm-on-partition",
         "loop-on-file",
         "virtio",
+        "container-host",
     ] {
         let out = std::process::Command::new("diff")
             .args(["-r", "--no-dereference"])

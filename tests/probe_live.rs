@@ -25,6 +25,23 @@ impl Drop for LoopMount {
     fn drop(&mut self) {
         if let Some(m) = self.mnt.take() {
             host_support::umount_retry(&m);
+            // umount_retry looks the path up in /proc/self/mounts, where the
+            // kernel escapes spaces and newlines: a mount point named with
+            // them is still mounted here.
+            let still = Sys::new("mountpoint")
+                .arg("-q")
+                .arg(&m)
+                .status()
+                .is_ok_and(|s| s.success());
+            if still {
+                let ok = Sys::new("umount")
+                    .arg(&m)
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !ok {
+                    let _ = Sys::new("umount").arg("-l").arg(&m).status();
+                }
+            }
         }
         if let Some(d) = self.dev.take() {
             let _ = Sys::new("losetup").args(["-d", &d]).status();
@@ -79,6 +96,9 @@ fn check_schedulers(d: &Value, line: &str) {
 
 #[test]
 fn probe_names_loop_backing_file_and_disk_under_it() {
+    if !host_support::live() {
+        return;
+    }
     let dir = tempfile::Builder::new()
         .prefix("innotune-probe-live-")
         .tempdir_in("/var/tmp")
@@ -186,4 +206,125 @@ fn probe_names_loop_backing_file_and_disk_under_it() {
         !sh("losetup", &["-a"]).contains(canon_img.to_str().unwrap()),
         "loop device detached"
     );
+}
+
+/// A fresh ext4 on a loop device (direct I/O), mounted at `dir/<mnt_name>`.
+fn loop_mount(mnt_name: &str) -> (LoopMount, String, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("innotune-probe-live-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let img = dir.path().join("disk.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(32 << 20)
+        .unwrap();
+    let mut g = LoopMount {
+        dev: None,
+        mnt: None,
+        dir,
+    };
+    let dev = sh(
+        "losetup",
+        &["--direct-io=on", "-f", "--show", img.to_str().unwrap()],
+    );
+    g.dev = Some(dev.clone());
+    sh("mkfs.ext4", &["-q", "-F", &dev]);
+    let mnt = g.dir.path().join(mnt_name);
+    std::fs::create_dir(&mnt).unwrap();
+    let st = Sys::new("mount").arg(&dev).arg(&mnt).status().unwrap();
+    assert!(st.success());
+    g.mnt = Some(mnt.clone());
+    (g, dev, mnt)
+}
+
+/// Unmounts on drop (declared after the loop guard, so it goes first).
+struct Unmount(PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        host_support::umount_retry(&self.0);
+    }
+}
+
+fn probe_out(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let out = Command::cargo_bin("innotune")
+        .unwrap()
+        .arg("probe")
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The kernel writes a newline in a mount point as `\012` and leaves ESC
+/// raw; probe decodes the one, finds the mount, and prints neither raw.
+#[test]
+fn a_mount_point_with_a_newline_and_an_escape_is_found_and_shown_escaped() {
+    if !host_support::live() {
+        return;
+    }
+    let (g, dev, mnt) = loop_mount("db\nline \x1b[31mred");
+    let data = mnt.join("datadir");
+    std::fs::create_dir(&data).unwrap();
+    let out = probe_out(&["--format".as_ref(), "json".as_ref(), data.as_os_str()]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"]["mount"]["mount_point"], mnt.to_str().unwrap());
+    assert_eq!(v["result"]["mount"]["source"], dev);
+    assert_eq!(
+        v["result"]["stack"][0]["name"],
+        dev.trim_start_matches("/dev/")
+    );
+    let out = probe_out(&["--color".as_ref(), "never".as_ref(), data.as_os_str()]);
+    let t = String::from_utf8(out.stdout).unwrap();
+    assert!(!t.contains('\x1b'), "{t}");
+    assert!(t.contains("db\\nline \\e[31mred/datadir"), "{t}");
+    drop(g);
+}
+
+/// An overlay whose upperdir is on the test's loop filesystem: probe walks
+/// from the overlay to that loop device.
+#[test]
+fn an_overlay_is_walked_through_its_upperdir() {
+    if !host_support::live() {
+        return;
+    }
+    let (g, dev, mnt) = loop_mount("base");
+    for d in ["lower", "upper", "work", "merged"] {
+        std::fs::create_dir(mnt.join(d)).unwrap();
+    }
+    let merged = mnt.join("merged");
+    let opts = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        mnt.join("lower").display(),
+        mnt.join("upper").display(),
+        mnt.join("work").display()
+    );
+    let st = Sys::new("mount")
+        .args(["-t", "overlay", "overlay", "-o", &opts])
+        .arg(&merged)
+        .status()
+        .unwrap();
+    assert!(st.success(), "mount -t overlay");
+    let _ov = Unmount(merged.clone());
+    let out = probe_out(&["--format".as_ref(), "json".as_ref(), merged.as_os_str()]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["result"];
+    assert_eq!(r["mount"]["fs_type"], "overlay");
+    assert_eq!(r["mount"]["upperdir"], mnt.join("upper").to_str().unwrap());
+    assert_eq!(
+        r["overlays"][0]["upper_mount"]["mount_point"],
+        mnt.to_str().unwrap()
+    );
+    assert_eq!(r["stack"][0]["name"], dev.trim_start_matches("/dev/"));
+    assert_eq!(r["stack"][0]["relation"], "upperdir");
+    assert_eq!(r["stack"][0]["kind"], "loop");
+    drop(_ov);
+    drop(g);
 }

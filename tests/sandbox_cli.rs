@@ -243,3 +243,131 @@ fn refuses_non_empty_dir_and_unknown_profile() {
         .clone();
     assert!(String::from_utf8_lossy(&e).contains("fix: use --profile default, before, after"));
 }
+
+/// Every sandbox has room for 1024 client threads.
+#[test]
+fn default_profile_sizes_for_1024_threads() {
+    let parent = tempfile::tempdir_in("/tmp").unwrap();
+    let sb = Sandbox::start(SandboxOpts::new(parent.path().join("sb"))).unwrap();
+    let (mc, ps): (u64, u64) = sb
+        .conn_spec()
+        .connect()
+        .unwrap()
+        .query_first("SELECT @@max_connections, @@max_prepared_stmt_count")
+        .unwrap()
+        .unwrap();
+    assert!(mc > innotune::sandbox::CAPACITY_THREADS, "{mc}");
+    assert!(ps >= 1024 * (2 + 9 * 10), "{ps}");
+}
+
+/// A directory inside (or equal to, or containing) a datadir is refused
+/// with one line naming it, and nothing is created there; as root and as
+/// an unprivileged user.
+#[test]
+fn refuses_dirs_near_a_datadir() {
+    let host = innotune::host::Host::live();
+    // The option files' datadir (or the compiled default) is always known,
+    // and unlike a running test sandbox it does not go away meanwhile.
+    let (dd, _) = innotune::probe::mysqld::datadir(&host, &["mysqld".to_string()]);
+    let dd = innotune::safety::canonical(&host, std::path::Path::new(&dd));
+    let inside = dd.join("innotune-sandbox-test");
+    assert!(!inside.exists());
+    let mut cases = vec![inside.clone(), dd.clone()];
+    if let Some(parent) = dd.parent().filter(|p| p.parent().is_some()) {
+        cases.push(parent.to_path_buf());
+    }
+    for dir in &cases {
+        let out = bin()
+            .args(["sandbox", "start", "--dir"])
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", dir.display());
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(
+            e.contains(&format!("MySQL datadir {}", dd.display())),
+            "{e}"
+        );
+    }
+    assert!(!inside.exists(), "nothing created inside the datadir");
+    // The same for a user who could not write there anyway: the refusal
+    // comes first (when this user can run the test binary at all).
+    let exe = assert_cmd::cargo::cargo_bin("innotune");
+    let can_run = std::process::Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(&exe)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !can_run {
+        eprintln!("nobody cannot run {}; skipping that half", exe.display());
+        return;
+    }
+    let out = std::process::Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(&exe)
+        .args(["sandbox", "start", "--dir"])
+        .arg(&inside)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("is inside the MySQL datadir"), "{e}");
+    assert!(!inside.exists());
+}
+
+/// `stop --keep` keeps DIR once; a later plain `stop` (after a restart,
+/// or of the kept, stopped sandbox) removes it.
+#[test]
+fn keep_does_not_stick() {
+    let parent = tempfile::tempdir_in("/tmp").unwrap();
+    let dir = parent.path().join("sb");
+    let _g = CliGuard(&dir);
+    let cli = |args: &[&str]| bin().args(args).arg("--dir").arg(&dir).assert().success();
+    cli(&["sandbox", "start"]);
+    cli(&["sandbox", "stop", "--keep"]);
+    assert!(dir.join("data").is_dir());
+    cli(&["sandbox", "start"]);
+    cli(&["sandbox", "stop"]);
+    assert!(
+        !dir.exists(),
+        "stop after a stop --keep / start cycle removes DIR"
+    );
+    cli(&["sandbox", "start"]);
+    cli(&["sandbox", "stop", "--keep"]);
+    let out = cli(&["sandbox", "stop"]).get_output().stdout.clone();
+    assert!(String::from_utf8_lossy(&out).contains("stopped and removed"));
+    assert!(!dir.exists(), "a plain stop of a kept sandbox removes it");
+    // start --keep is kept by a plain stop of that server.
+    cli(&["sandbox", "start", "--keep"]);
+    cli(&["sandbox", "stop"]);
+    assert!(dir.join("data").is_dir());
+    cli(&["sandbox", "stop"]);
+    assert!(!dir.exists());
+}
+
+#[test]
+fn help_has_examples_and_true_dir_text() {
+    let help = |args: &[&str]| {
+        String::from_utf8(
+            bin()
+                .args(args)
+                .assert()
+                .success()
+                .get_output()
+                .stdout
+                .clone(),
+        )
+        .unwrap()
+    };
+    assert!(help(&["sandbox", "--help"]).contains("Examples:"));
+    let start = help(&["sandbox", "start", "--help"]);
+    assert!(start.contains("Examples:") && start.contains("must be empty or absent"));
+    for cmd in ["stop", "status"] {
+        let h = help(&["sandbox", cmd, "--help"]);
+        assert!(!h.contains("must be empty or absent"), "{cmd}: {h}");
+        assert!(h.contains("Example"), "{cmd}: {h}");
+    }
+}

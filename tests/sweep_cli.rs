@@ -13,7 +13,32 @@ fn cmd(state: &Path) -> Command {
     c
 }
 
-/// Run, expect exit 2 with exactly one stderr line containing `needle` and a fix.
+/// The long flags `innotune sweep --help` lists (and the global ones).
+fn sweep_flags() -> Vec<String> {
+    let out = Command::cargo_bin("innotune")
+        .unwrap()
+        .args(["sweep", "--help"])
+        .output()
+        .unwrap();
+    let mut help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let out = Command::cargo_bin("innotune")
+        .unwrap()
+        .arg("--help")
+        .output()
+        .unwrap();
+    help += &String::from_utf8_lossy(&out.stdout);
+    flags_in(&help)
+}
+
+fn flags_in(s: &str) -> Vec<String> {
+    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .filter(|w| w.starts_with("--") && w.len() > 2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// Run, expect exit 2 with exactly one stderr line containing `needle` and
+/// a fix that names only flags sweep has.
 fn fails_with(state: &Path, args: &[&str], needle: &str) {
     let out = cmd(state).args(args).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -21,6 +46,10 @@ fn fails_with(state: &Path, args: &[&str], needle: &str) {
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
     assert!(err.contains(needle), "{args:?}: {err}");
     assert!(err.contains("fix:"), "{args:?}: {err}");
+    let have = sweep_flags();
+    for f in flags_in(&err) {
+        assert!(have.contains(&f), "{args:?}: sweep has no {f}: {err}");
+    }
     assert!(
         !state.join("journal.json").exists(),
         "{args:?} left a journal"
@@ -122,6 +151,31 @@ fn bad_input_is_one_line_with_a_fix_and_touches_nothing() {
     {
         fails_with(s, &["sweep", "/dev/shm"], "no device under");
     }
+    // A job file whose jobs cannot run: the fix names the file's options,
+    // not bench's flags (sweep has no --nrfiles or --bs).
+    let job = state.path().join("tiny.toml");
+    fs::write(
+        &job,
+        "[global]\nsize = \"4k\"\nnrfiles = 4\n\n[[job]]\nname = \"t\"\nrw = \"randread\"\nbs = \"16k\"\n",
+    )
+    .unwrap();
+    fails_with(
+        s,
+        &[
+            "sweep",
+            "/var/tmp",
+            "--schedulers",
+            "none,none",
+            "--workload",
+            job.to_str().unwrap(),
+        ],
+        "less than bs",
+    );
+    for bad in ["--size=0", "--size=lots"] {
+        let out = cmd(s).args(["sweep", "/var/tmp", bad]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--size"));
+    }
     let out = cmd(s)
         .args(["sweep", "/var/tmp", "--min-effect", "lots"])
         .output()
@@ -131,6 +185,55 @@ fn bad_input_is_one_line_with_a_fix_and_touches_nothing() {
         fs::read_to_string("/sys/block/vda/queue/scheduler").ok(),
         before
     );
+}
+
+/// The work directory (PATH/.innotune-sweep.PID) is refused inside a live
+/// server's datadir, before anything is created or switched (the budget
+/// here is too small for any sweep, so a missed refusal fails on that
+/// instead and changes nothing either).
+#[test]
+fn a_work_directory_in_a_datadir_is_refused_first() {
+    let datadir = Path::new("/var/lib/mysql");
+    let live_server = fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        fs::read_to_string(e.path().join("comm"))
+            .is_ok_and(|c| matches!(c.trim(), "mariadbd" | "mysqld"))
+    });
+    if !datadir.is_dir() || !live_server {
+        eprintln!("skipped: no running MySQL/MariaDB with /var/lib/mysql on this host");
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let before: Vec<_> = fs::read_dir(datadir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    for dir in ["/var/lib/mysql", "/var/lib/mysql/mysql"] {
+        fails_with(
+            state.path(),
+            &["sweep", dir, "--schedulers", "none,none", "--budget", "5s"],
+            "is inside the MySQL datadir /var/lib/mysql",
+        );
+    }
+    let after: Vec<_> = fs::read_dir(datadir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(before, after, "something was created in the datadir");
+}
+
+#[test]
+fn help_names_the_new_flags_and_examples() {
+    let out = Command::cargo_bin("innotune")
+        .unwrap()
+        .args(["sweep", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for f in ["--size", "--choose", "Examples:", "Exit codes"] {
+        assert!(help.contains(f), "{f} missing: {help}");
+    }
 }
 
 #[test]
@@ -144,7 +247,7 @@ fn restore_without_a_journal_says_so() {
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["command"], "restore");
+    assert_eq!(v["schema"], "restore/2");
     assert_eq!(v["result"]["found"], false);
 }
 

@@ -13,8 +13,13 @@ use std::path::PathBuf;
   innotune bench --list-presets
   innotune bench --cleanup --directory /data/x
 
-Files are innotune-<job>.<n> in --directory, listed in DIR/.innotune-bench; only
-those are ever written or removed. With --runtime the run is time-based (files
+Files are innotune-<job>.<n> in --directory, recorded (inode, owner) in
+DIR/.innotune-bench; only those are ever written or removed, never through a
+symlink. A manifest owned by another user, or in a directory anyone may write
+to without the sticky bit, is ignored with a warning. A directory that is,
+is inside or contains a running server's datadir (or the one the option files
+name) is refused. Ctrl-C or SIGTERM ends a run early with partial results
+(during layout: the partial file is removed). With --runtime the run is time-based (files
 are wrapped around); without it each job transfers --io_size per thread
 (default: one pass over its files). A job's --numjobs threads share its files
 (as sysbench's threads do; fio gives each clone its own) and are reported
@@ -123,5 +128,65 @@ impl BenchArgs {
             v.push(("filename", f.display().to_string()));
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::job::{Scope, OPTIONS};
+    use clap::{Args, Command, FromArgMatches};
+
+    fn command() -> Command {
+        BenchArgs::augment_args(Command::new("bench"))
+    }
+
+    /// Option names live in three places (the table, the clap fields and
+    /// `job_options`); this ties them: every table option is a flag of the
+    /// same name, and every job option given on a command line reaches
+    /// `JobSpec::set` under its table name.
+    #[test]
+    fn flags_match_the_option_table() {
+        let cmd = command();
+        for o in OPTIONS {
+            let found = cmd.get_arguments().any(|a| {
+                a.get_long() == Some(o.name)
+                    || a.get_long() == Some(&o.name.replace('_', "-"))
+                    || a.get_visible_aliases().is_some_and(|v| v.contains(&o.name))
+            });
+            assert!(found, "option {} has no --{} flag", o.name, o.name);
+        }
+        let job_opts: Vec<&str> = OPTIONS
+            .iter()
+            .filter(|o| o.scope == Scope::Job && o.name != "name")
+            .map(|o| o.name)
+            .collect();
+        let mut argv = vec!["bench".to_string()];
+        for n in &job_opts {
+            argv.push(format!("--{n}=1"));
+        }
+        let m = command().try_get_matches_from(&argv).unwrap();
+        let args = BenchArgs::from_arg_matches(&m).unwrap();
+        let given: Vec<&str> = args.job_options().iter().map(|(k, _)| *k).collect();
+        let mut want = job_opts.clone();
+        want.sort_unstable();
+        let mut got = given.clone();
+        got.sort_unstable();
+        assert_eq!(got, want, "job_options() misses or adds a table option");
+        // And no job-scoped flag exists that the table does not know.
+        for a in command().get_arguments() {
+            let Some(long) = a.get_long() else { continue };
+            let known = crate::bench::job::canonical(long).is_some()
+                || [
+                    "preset",
+                    "list-presets",
+                    "job-file",
+                    "cleanup",
+                    "allow-raw-device",
+                    "allow-datadir",
+                ]
+                .contains(&long);
+            assert!(known, "--{long} is neither in OPTIONS nor a command flag");
+        }
     }
 }

@@ -1,64 +1,19 @@
 //! The files a job does I/O on: laid out by real writes, marked as ours,
-//! reused when still valid, and removed only if ours.
-//!
-//! Ownership is a manifest, `DIR/.innotune-bench`, listing every file
-//! innotune created there. It is written *before* a file is created, so an
-//! interrupted layout is still cleaned up by `--cleanup`, and a file of the
-//! expected name that the manifest does not list is never touched. (An xattr
-//! would not survive `cp`/`rsync` of the directory and is not supported on
-//! every filesystem; a manifest is visible to the user with `cat`.)
+//! reused when still valid, and removed only if ours (the ownership rules
+//! are in [`super::manifest`]); or a raw block device, claimed exclusively.
 
 use super::job::JobSpec;
+use super::manifest::{self, Dir, Identity, Loaded, Manifest};
 use crate::error::Fix;
 use crate::units::fmt_size;
 use anyhow::{bail, Result};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-pub const MANIFEST: &str = ".innotune-bench";
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Manifest {
-    /// Always "innotune bench": what wrote this file.
-    tool: String,
-    /// File name (inside the directory) → size it was laid out with.
-    files: BTreeMap<String, u64>,
-}
-
-fn manifest_path(dir: &Path) -> PathBuf {
-    dir.join(MANIFEST)
-}
-
-fn load_manifest(dir: &Path) -> Result<Manifest> {
-    let p = manifest_path(dir);
-    match fs::read_to_string(&p) {
-        Ok(s) => serde_json::from_str(&s).map_err(|e| {
-            Fix::new(
-                format!("{} is not an innotune manifest ({e})", p.display()),
-                "remove it if innotune did not write it, or choose another --directory",
-            )
-            .into()
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
-            tool: "innotune bench".into(),
-            files: BTreeMap::new(),
-        }),
-        Err(e) => Err(io_fix(e, &p, "read")),
-    }
-}
-
-fn save_manifest(dir: &Path, m: &Manifest) -> Result<()> {
-    let p = manifest_path(dir);
-    let tmp = dir.join(format!("{MANIFEST}.tmp.{}", std::process::id()));
-    let body = serde_json::to_string_pretty(m)? + "\n";
-    fs::write(&tmp, body).map_err(|e| io_fix(e, &tmp, "write"))?;
-    fs::rename(&tmp, &p).map_err(|e| io_fix(e, &p, "write"))?;
-    Ok(())
-}
+pub use manifest::{cleanup, MANIFEST};
 
 /// Turn an OS error on `path` into one line naming the fix.
 pub fn io_fix(e: std::io::Error, path: &Path, doing: &str) -> anyhow::Error {
@@ -182,9 +137,43 @@ pub struct JobFiles {
     pub file_size: u64,
     /// A raw block device (no layout, no manifest).
     pub raw: bool,
+    /// Device and inode each laid-out file had when it was verified as
+    /// innotune's; every open must find the same (none for a raw device).
+    pub identity: Vec<Identity>,
     /// For a raw device: an O_EXCL handle held for the whole run, so nobody
     /// can mount it while we write to it.
     _excl: Option<File>,
+}
+
+impl JobFiles {
+    /// Open file `i` for the job's I/O with `flags` (O_DIRECT, O_DSYNC…),
+    /// never through a symlink, and only if it is still the file that was
+    /// verified (a file swapped in since is refused).
+    pub fn open(&self, i: usize, write: bool, flags: i32) -> Result<OwnedFd> {
+        let p = &self.paths[i];
+        let doing = if flags & libc::O_DIRECT != 0 {
+            "open with O_DIRECT"
+        } else {
+            "open"
+        };
+        let nofollow = if self.raw { 0 } else { libc::O_NOFOLLOW };
+        let f = OpenOptions::new()
+            .read(true)
+            .write(write)
+            .custom_flags(flags | nofollow | libc::O_CLOEXEC)
+            .open(p)
+            .map_err(|e| io_fix(e, p, doing))?;
+        if let Some(want) = self.identity.get(i) {
+            let md = f.metadata().map_err(|e| io_fix(e, p, "inspect"))?;
+            if (md.dev(), md.ino()) != (want.dev, want.ino) {
+                bail!(Fix::new(
+                    format!("{} was replaced while innotune was using it", p.display()),
+                    "make sure nobody else writes to the bench directory, then run again"
+                ));
+            }
+        }
+        Ok(f.into())
+    }
 }
 
 fn file_name(job: &JobSpec, i: u32) -> String {
@@ -202,38 +191,63 @@ pub fn prepare(
         return prepare_raw(f, job, allow_raw);
     }
     check_dir(dir, allow_datadir)?;
+    let d = Dir::open(dir)?;
     let size = job.file_size();
-    let mut man = load_manifest(dir)?;
+    let (mut man, distrust) = match d.load()? {
+        Loaded::Trusted(m) => (m, None),
+        Loaded::Absent => (Manifest::new(), None),
+        Loaded::Untrusted(why) => {
+            crate::output::warn(format!(
+                "ignoring {}: {why}; no file it lists is reused or removed",
+                d.join(MANIFEST).display()
+            ));
+            (Manifest::new(), Some(why))
+        }
+    };
     let names: Vec<String> = (0..job.nrfiles).map(|i| file_name(job, i)).collect();
 
-    // First pass: refuse anything not ours, decide what must be written.
-    let mut todo = Vec::new();
+    // First pass: refuse anything not provably ours, decide what to write.
+    let mut todo: Vec<(String, bool)> = Vec::new();
+    let mut identity = Vec::with_capacity(names.len());
     for n in &names {
-        let p = dir.join(n);
-        match fs::symlink_metadata(&p) {
-            Ok(md) => {
-                if !man.files.contains_key(n) {
-                    bail!(Fix::new(
-                        format!("{} exists and innotune did not create it", p.display()),
-                        "remove or rename it, use another --name, or choose another --directory"
-                    ));
-                }
-                let valid = md.file_type().is_file()
-                    && md.len() == size
-                    && md.blocks() * 512 >= size
-                    && man.files.get(n) == Some(&size);
-                if !valid {
-                    todo.push(n.clone());
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => todo.push(n.clone()),
-            Err(e) => return Err(io_fix(e, &p, "inspect")),
+        let p = d.join(n);
+        if d.lstat(n)?.is_none() {
+            todo.push((n.clone(), false));
+            continue;
+        }
+        let Some(entry) = man.files.get(n).copied() else {
+            let why = match &distrust {
+                Some(w) => format!(" (its manifest was ignored: {w})"),
+                None => String::new(),
+            };
+            bail!(Fix::new(
+                format!("{} exists and innotune did not create it{why}", p.display()),
+                "remove or rename it, use another --name, or choose a --directory only you can write to"
+            ));
+        };
+        let st = d.verify(n, &entry).map_err(|why| {
+            Fix::new(
+                format!("{} is listed in {MANIFEST}, but {why}", p.display()),
+                "remove it yourself if it is yours, or choose a --directory only you can write to",
+            )
+        })?;
+        let valid =
+            st.st_size as u64 == size && st.st_blocks as u64 * 512 >= size && entry.size() == size;
+        if valid {
+            // Re-recorded with its identity (upgrades a 0.2 manifest's entry).
+            man.files.insert(n.clone(), manifest::entry_for(size, &st));
+            identity.push((n.clone(), Identity::of(&st)));
+        } else {
+            todo.push((n.clone(), true));
         }
     }
     if !todo.is_empty() {
         let need = size * todo.len() as u64;
         // f_blocks == 0: the filesystem reports no capacity (ramfs); skip.
-        if let Some(st) = rustix::fs::statvfs(dir).ok().filter(|st| st.f_blocks > 0) {
+        if let Some(st) = rustix::fs::fstatvfs(&d.fd)
+            .ok()
+            .filter(|st| st.f_blocks > 0)
+        {
             let free = st.f_bavail.saturating_mul(st.f_frsize);
             if free < need + (need / 50) {
                 bail!(Fix::new(
@@ -247,51 +261,65 @@ pub fn prepare(
                 ));
             }
         }
-        // Mark as ours before creating, so an interrupted layout is cleanable.
-        for n in &todo {
-            man.files.insert(n.clone(), size);
+        for (n, exists) in &todo {
+            if *exists {
+                // Verified as ours above; removing a name never follows it.
+                d.unlink(n).map_err(|e| io_fix(e, &d.join(n), "replace"))?;
+            }
+            // Created first, recorded (with its inode) before any data is
+            // written, so an interrupted layout is cleaned by --cleanup.
+            let (f, st) = d.create(n)?;
+            man.files.insert(n.clone(), manifest::entry_for(size, &st));
+            if let Err(e) = d.save(&man).and_then(|_| write_file(f, &d.join(n), size)) {
+                // Leave nothing stale: neither the partial file nor its entry.
+                let _ = d.unlink(n);
+                man.files.remove(n);
+                let _ = d.save_or_remove(&man);
+                return Err(e);
+            }
+            identity.push((n.clone(), Identity::of(&st)));
         }
-        save_manifest(dir, &man)?;
-        for n in &todo {
-            write_file(&dir.join(n), size)?;
-        }
+    } else if distrust.is_none() {
+        // Reused files only: record identities a 0.2 manifest lacked.
+        d.save(&man)?;
     }
     Ok(JobFiles {
-        paths: names.iter().map(|n| dir.join(n)).collect(),
+        paths: names.iter().map(|n| d.join(n)).collect(),
         file_size: size,
         raw: false,
+        identity: names
+            .iter()
+            .map(|n| {
+                identity
+                    .iter()
+                    .find(|(m, _)| m == n)
+                    .map(|(_, id)| *id)
+                    .expect("every name is reused or created")
+            })
+            .collect(),
         _excl: None,
     })
 }
 
 /// Write `size` bytes of incompressible data, so the file is fully
 /// allocated (not sparse: reads hit the device, not the zero page) and its
-/// blocks are as a database would leave them.
-fn write_file(p: &Path, size: u64) -> Result<()> {
-    use rand::RngCore;
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(p)
-        .map_err(|e| io_fix(e, p, "create"))?;
+/// blocks are as a database would leave them. Stops on Ctrl-C / SIGTERM.
+fn write_file(mut f: File, p: &Path, size: u64) -> Result<()> {
     let mut buf = vec![0u8; 1 << 20];
-    rand::thread_rng().fill_bytes(&mut buf);
+    super::engine::fill_random(&mut buf);
     let mut left = size;
     let interrupt = super::interrupt_flag();
     while left > 0 {
         if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
-            let _ = fs::remove_file(p);
-            bail!("interrupted while laying out {}", p.display());
+            bail!(Fix::new(
+                format!("interrupted while laying out {}", p.display()),
+                "run again to lay the files out (the partial file was removed)"
+            ));
         }
         let n = left.min(buf.len() as u64) as usize;
         // Vary the chunk so no two blocks are identical (dedup/compression).
         buf[..8].copy_from_slice(&left.to_le_bytes());
-        f.write_all(&buf[..n]).map_err(|e| {
-            let _ = fs::remove_file(p);
-            io_fix(e, p, "write")
-        })?;
+        f.write_all(&buf[..n]).map_err(|e| io_fix(e, p, "write"))?;
         left -= n as u64;
     }
     f.sync_all().map_err(|e| io_fix(e, p, "sync"))?;
@@ -361,67 +389,20 @@ fn prepare_raw(dev: &Path, job: &JobSpec, allow_raw: bool) -> Result<JobFiles> {
         paths: vec![dev.to_path_buf()],
         file_size: size,
         raw: true,
+        identity: Vec::new(),
         _excl: Some(excl),
     })
 }
 
-/// Mount point of `dev` (or of one of its partitions), from /proc/mounts.
+/// Mount point of `dev` (or of one of its partitions), from the host
+/// model's mount table: matched by device number, never by name prefix
+/// (`loop1` is not a mounted `loop10`), mount points with escapes decoded.
 fn mounted_at(dev: &Path) -> Option<String> {
-    let host = crate::host::Host::live();
-    let mounts = host.read("/proc/mounts").ok()?;
     let canon = fs::canonicalize(dev).unwrap_or_else(|_| dev.to_path_buf());
-    let base = canon.file_name()?.to_string_lossy().into_owned();
-    for line in mounts.lines() {
-        let mut it = line.split_whitespace();
-        let (Some(src), Some(mp)) = (it.next(), it.next()) else {
-            continue;
-        };
-        if !src.starts_with("/dev/") {
-            continue;
-        }
-        let sc = fs::canonicalize(src).unwrap_or_else(|_| PathBuf::from(src));
-        let sbase = sc
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        // The device itself, or a partition of it (sda → sda1, loop0 → loop0p1).
-        if sc == canon
-            || (sbase.starts_with(&base)
-                && sbase[base.len()..]
-                    .trim_start_matches('p')
-                    .chars()
-                    .all(|c| c.is_ascii_digit())
-                && sbase.len() > base.len())
-        {
-            return Some(mp.to_string());
-        }
-    }
-    None
-}
-
-/// Remove every file the manifest in `dir` lists, then the manifest.
-/// Returns the removed paths. Files not listed are never touched.
-pub fn cleanup(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mp = manifest_path(dir);
-    if !mp.exists() {
-        return Ok(Vec::new());
-    }
-    let man = load_manifest(dir)?;
-    let mut removed = Vec::new();
-    for n in man.files.keys() {
-        // Names come from our own manifest, but never follow a path out.
-        if n.contains('/') || n.starts_with('.') {
-            continue;
-        }
-        let p = dir.join(n);
-        match fs::remove_file(&p) {
-            Ok(()) => removed.push(p),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_fix(e, &p, "remove")),
-        }
-    }
-    fs::remove_file(&mp).map_err(|e| io_fix(e, &mp, "remove"))?;
-    Ok(removed)
+    let name = canon.file_name()?.to_string_lossy().into_owned();
+    let model = crate::model::HostModel::read(&crate::host::Host::live());
+    let mounts = model.mounts_of_device(&name).ok()?;
+    mounts.first().map(|m| m.mount_point.clone())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! its units.
 
 use crate::error::Fix;
-use crate::units::{fmt_size, parse_size};
+use crate::units::{fmt_fio_size, fmt_size, parse_size};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -144,6 +144,10 @@ impl Default for JobSpec {
         }
     }
 }
+
+/// Files per job: each thread opens all of them, so this bounds the
+/// descriptors a run holds (threads × files).
+pub const MAX_NRFILES: u64 = 1 << 16;
 
 /// Where an option may appear.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,7 +362,16 @@ impl JobSpec {
                 self.size = s
             }
             "io_size" => self.io_size = Some(parse_sz(key, v)?),
-            "nrfiles" => self.nrfiles = parse_count(key, v, 1)?.min(1 << 16) as u32,
+            "nrfiles" => {
+                let n = parse_count(key, v, 1)?;
+                if n > MAX_NRFILES {
+                    bail!(Fix::new(
+                        format!("nrfiles={n} is too many files for one job"),
+                        format!("use 1..{MAX_NRFILES}")
+                    ));
+                }
+                self.nrfiles = n as u32
+            }
             "ioengine" => self.ioengine = EngineKind::parse(v)?,
             "filename" => self.filename = Some(PathBuf::from(v)),
             other => bail!(Fix::new(
@@ -411,16 +424,17 @@ impl JobSpec {
     }
 
     /// The job's settings in fio's `key=value` form, for `--list-presets`
-    /// and the text report header.
+    /// and the text report header. Sizes as fio reads them (`16k`, never
+    /// `16KiB`, which fio would read as 16000: see [`crate::units`]).
     pub fn describe(&self) -> String {
         let mut s = format!(
             "rw={} bs={} iodepth={} numjobs={} direct={} size={} nrfiles={}",
             self.rw.as_str(),
-            fmt_size(self.bs),
+            fmt_fio_size(self.bs),
             self.iodepth,
             self.numjobs,
             self.direct as u8,
-            fmt_size(self.size),
+            fmt_fio_size(self.size),
             self.nrfiles
         );
         if matches!(self.rw, Rw::RandRw | Rw::ReadWrite) {
@@ -436,7 +450,7 @@ impl JobSpec {
             s += " sync=1";
         }
         if let Some(io) = self.io_size {
-            s += &format!(" io_size={}", fmt_size(io));
+            s += &format!(" io_size={}", fmt_fio_size(io));
         }
         if self.ioengine != EngineKind::Auto {
             s += &format!(" ioengine={}", self.ioengine.as_str());
@@ -469,6 +483,32 @@ mod tests {
         assert!(j.set("iodepth", "0").is_err());
         assert!(j.set("bogus", "1").is_err());
         assert!(j.set("name", "../x").is_err());
+    }
+
+    /// fio reads `16KiB` as 16000 bytes; the settings string says `16k`.
+    #[test]
+    fn describe_uses_fio_sizes() {
+        let mut j = JobSpec::default();
+        j.set("bs", "16KiB").unwrap();
+        j.set("size", "256m").unwrap();
+        j.set("io_size", "1536k").unwrap();
+        let d = j.describe();
+        assert!(d.contains("bs=16k ") && d.contains("size=256m"), "{d}");
+        assert!(d.contains("io_size=1536k"), "{d}");
+        assert!(!d.contains("iB"), "{d}");
+    }
+
+    /// Was silently capped at 65536.
+    #[test]
+    fn too_many_files_is_an_error() {
+        let mut j = JobSpec::default();
+        j.set("nrfiles", "65536").unwrap();
+        let e = j.set("nrfiles", "100000").unwrap_err().to_string();
+        assert!(
+            e.contains("nrfiles=100000") && e.contains("1..65536"),
+            "{e}"
+        );
+        assert_eq!(j.nrfiles, 65536);
     }
 
     #[test]

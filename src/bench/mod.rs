@@ -2,20 +2,31 @@
 //!
 //! - [`job`]: typed job options (fio's names, one table for CLI/TOML/presets)
 //! - [`presets`]: the practice's measurements, named for what they model
-//! - [`files`]: layout, ownership manifest, safety refusals
+//! - [`files`]: layout, raw devices, datadir refusals; [`manifest`]: which
+//!   files are provably innotune's (no symlink, inode and owner recorded)
 //! - [`engine`]: sync (pread/pwrite) and io_uring behind one trait
-//! - [`runner`]: threads, ramp, stop rules, syncs, series, CPU
-//! - [`result`]: typed results (the JSON schema); [`render`]: text output
+//! - [`runner`]: threads, ramp, stop rules, syncs, series, CPU; [`progress`]:
+//!   the live status line
+//! - [`result`]: typed results of a run; [`report`]: what the command
+//!   returns (the JSON schema); [`render`]: the document for text/markdown
+//!
+//! Flow: [`cli::BenchArgs`] → [`execute`] (→ [`run_workload`], which sweep
+//! calls too) → [`report::BenchReport`] → exporters.
 pub mod cli;
 pub mod engine;
 pub mod files;
 pub mod job;
+pub mod manifest;
 pub mod presets;
+pub mod progress;
 pub mod render;
+pub mod report;
 pub mod result;
 pub mod runner;
+pub mod worker;
 
 use crate::error::Fix;
+use crate::host::Host;
 use crate::Ctx;
 use anyhow::{bail, Result};
 use job::{JobSpec, Scope};
@@ -52,8 +63,9 @@ pub struct RunOpts {
     pub progress: bool,
 }
 
-/// Set by Ctrl-C during `innotune bench`; runs end early and keep their
-/// results. Other commands may register their own handler on it.
+/// Set by Ctrl-C or SIGTERM during `innotune bench`: a layout stops and
+/// removes its partial file, a run ends early and keeps its results. Other
+/// commands may register their own handler on it.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
@@ -104,15 +116,62 @@ fn toml_value_text(key: &str, v: &toml::Value) -> Result<String> {
     })
 }
 
+/// A duration option, its errors naming the option and the fix.
+fn duration_opt(what: &str, v: &str) -> Result<Duration> {
+    crate::units::parse_duration(v).map_err(|e| {
+        Fix::new(
+            format!("{what}: {e}"),
+            format!(
+                "give {what} as a duration such as 30s, 5m or 1h30m (at most {}d)",
+                crate::units::MAX_DURATION.as_secs() / 86400
+            ),
+        )
+        .into()
+    })
+}
+
+/// A measured window: zero would measure nothing (it used to fall back
+/// silently to a one-pass run).
+fn runtime_opt(what: &str, v: &str) -> Result<Duration> {
+    let d = duration_opt(what, v)?;
+    if d.is_zero() {
+        bail!(Fix::new(
+            format!("{what} 0 measures nothing"),
+            "give a window such as 30s, or leave runtime out and give io_size for a size-based run"
+        ));
+    }
+    Ok(d)
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
 /// Parse a TOML job file: `[global]` (workload options, and job options as
 /// defaults for every job) and one `[[job]]` table per job, fio's names.
 pub fn load_job_file(path: &Path) -> Result<Workload> {
     let text =
         std::fs::read_to_string(path).map_err(|e| files::io_fix(e, path, "read job file"))?;
+    parse_job_file(&text, path)
+}
+
+/// [`load_job_file`] on text already read (`path` names it in errors).
+pub fn parse_job_file(text: &str, path: &Path) -> Result<Workload> {
     let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let at = match e.span() {
+            Some(sp) => {
+                let (l, c) = line_col(text, sp.start);
+                format!(" line {l}, column {c}")
+            }
+            None => String::new(),
+        };
         Fix::new(
             format!(
-                "job file {}: {}",
+                "job file {}{at}: {}",
                 path.display(),
                 e.message().replace('\n', " ")
             ),
@@ -149,9 +208,11 @@ pub fn load_job_file(path: &Path) -> Result<Workload> {
             let val = toml_value_text(k, v)?;
             match job::canonical(k).map(|d| (d.name, d.scope)) {
                 Some(("runtime", _)) => {
-                    w.default_runtime = Some(crate::units::parse_duration(&val)?)
+                    w.default_runtime = Some(runtime_opt("job file runtime", &val)?)
                 }
-                Some(("ramp_time", _)) => w.default_ramp = crate::units::parse_duration(&val)?,
+                Some(("ramp_time", _)) => {
+                    w.default_ramp = duration_opt("job file ramp_time", &val)?
+                }
                 Some(("directory", _)) => {
                     w.directory = PathBuf::from(val);
                     dir_set = true;
@@ -228,10 +289,21 @@ pub fn run_workload(w: &Workload, opts: &RunOpts) -> Result<result::WorkloadResu
     Ok(r)
 }
 
+/// The command: options in, typed report out; the caller renders it.
 pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
     if args.list_presets {
-        return ctx.emit(&render::PresetList::build()?);
+        return ctx.emit(&report::PresetList::build()?);
     }
+    let progress = ctx.format() == crate::export::Format::Text
+        && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let report = execute(&ctx.host, &args, progress)?;
+    ctx.emit(&report)
+}
+
+/// Build the workload the options describe, lay out its files, run it
+/// (or only clean up), and return the report. `progress`: show a live line
+/// on stderr (only honoured on a terminal).
+pub fn execute(host: &Host, args: &cli::BenchArgs, progress: bool) -> Result<report::BenchReport> {
     let have_job = args.preset.is_some() || args.job_file.is_some() || args.rw.is_some();
     if args.preset.is_some() && args.job_file.is_some() {
         bail!(Fix::new(
@@ -245,7 +317,7 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
                 Fix::new("--cleanup needs --directory", "give the directory to clean")
             })?;
             let removed = files::cleanup(&dir)?;
-            return ctx.emit(&render::BenchReport {
+            return Ok(report::BenchReport {
                 directory: dir.display().to_string(),
                 result: None,
                 removed: removed.iter().map(|p| p.display().to_string()).collect(),
@@ -306,7 +378,17 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
     if args.preset.is_none() && args.job_file.is_none() {
         w.name = w.jobs[0].name.clone();
     }
+    let runtime = match &args.runtime {
+        Some(r) => runtime_opt("--runtime", r)?,
+        None if args.io_size.is_some() => Duration::ZERO,
+        None => w.default_runtime.unwrap_or(Duration::ZERO),
+    };
+    let ramp = match &args.ramp_time {
+        Some(r) => duration_opt("--ramp_time", r)?,
+        None => w.default_ramp,
+    };
     for j in &w.jobs {
+        j.validate()?;
         if j.engine() == job::EngineKind::Sync && j.iodepth > 1 {
             crate::output::warn(format!(
                 "job {}: the sync engine keeps one I/O in flight per thread; iodepth={} is ignored (use --ioengine io_uring, or --numjobs for parallelism)",
@@ -314,28 +396,23 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
             ));
         }
     }
-    let runtime = match &args.runtime {
-        Some(r) => crate::units::parse_duration(r)?,
-        None if args.io_size.is_some() => Duration::ZERO,
-        None => w.default_runtime.unwrap_or(Duration::ZERO),
-    };
-    let ramp = match &args.ramp_time {
-        Some(r) => crate::units::parse_duration(r)?,
-        None => w.default_ramp,
-    };
+    let uses_dir = w.jobs.iter().any(|j| j.filename.is_none());
+    if uses_dir {
+        // A live server's datadir (or one the option files name), anything
+        // inside it, and anything containing it, whatever --allow-datadir
+        // says: that flag only overrides the look-alike heuristics.
+        crate::safety::refuse_near_datadir(host, &w.directory, "bench --directory")?;
+    }
     let run_opts = RunOpts {
         runtime,
         ramp,
-        progress: ctx.format == crate::output::Format::Text
-            && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        progress,
     };
-    let flag = interrupt_flag();
-    let sig = signal_hook::flag::register(signal_hook::consts::SIGINT, flag.clone()).ok();
-    let res = run_workload(&w, &run_opts);
-    if let Some(id) = sig {
-        signal_hook::low_level::unregister(id);
+    let res = with_interrupt_signals(|| run_workload(&w, &run_opts))?;
+    if uses_dir {
+        // After the run: a run that failed has no results to qualify.
+        warn_if_memory_fs(&w.directory, w.jobs.iter().any(|j| j.direct));
     }
-    let res = res?;
     let removed = if args.cleanup {
         files::cleanup(&w.directory)?
     } else {
@@ -345,11 +422,58 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
         (None, Some(dev)) => dev.display().to_string(),
         _ => w.directory.display().to_string(),
     };
-    ctx.emit(&render::BenchReport {
+    Ok(report::BenchReport {
         directory: shown,
         result: Some(res),
         removed: removed.iter().map(|p| p.display().to_string()).collect(),
     })
+}
+
+/// Run `f` with SIGINT and SIGTERM both setting [`interrupt_flag`] (the
+/// same outcome for both: a layout removes its partial file and entry, a
+/// run keeps partial results). A second signal ends the process at once.
+fn with_interrupt_signals<T>(f: impl FnOnce() -> T) -> T {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let flag = interrupt_flag();
+    let mut ids = Vec::new();
+    for sig in [SIGINT, SIGTERM] {
+        // Registered first, so it sees the flag as it was before this signal.
+        if let Ok(id) =
+            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, flag.clone())
+        {
+            ids.push(id);
+        }
+        if let Ok(id) = signal_hook::flag::register(sig, flag.clone()) {
+            ids.push(id);
+        }
+    }
+    let r = f();
+    for id in ids {
+        signal_hook::low_level::unregister(id);
+    }
+    r
+}
+
+/// tmpfs and ramfs are RAM: O_DIRECT there (tmpfs accepts it since Linux
+/// 6.6) still measures memory, not a disk.
+fn warn_if_memory_fs(dir: &Path, direct: bool) {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    let Ok(st) = rustix::fs::statfs(dir) else {
+        return;
+    };
+    #[allow(clippy::unnecessary_cast)]
+    let kind = match st.f_type as i64 {
+        TMPFS_MAGIC => "tmpfs",
+        // ramfs refuses O_DIRECT at open, which says enough on its own.
+        RAMFS_MAGIC if !direct => "ramfs",
+        _ => return,
+    };
+    let how = if direct { " even with --direct" } else { "" };
+    crate::output::warn(format!(
+        "{} is on {kind}: results are RAM speed{how}, not a disk's (bench a --directory on the disk's filesystem)",
+        dir.display()
+    ));
 }
 
 #[cfg(test)]
@@ -383,6 +507,32 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("unknown rw"));
+    }
+
+    #[test]
+    fn job_file_errors_name_line_column_and_option() {
+        let p = Path::new("w.toml");
+        let e = parse_job_file("[global]\nruntime = \"2s\"\n[[job]]\nrw = \"read\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("w.toml line 4, column"), "{e}");
+        for bad in ["1e300", "99999999999999999999"] {
+            let e = parse_job_file(
+                &format!("[global]\nruntime = \"{bad}\"\n[[job]]\nrw = \"read\"\n"),
+                p,
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains("runtime") && e.contains("out of range") && e.contains("fix:"),
+                "{e}"
+            );
+        }
+        let e = parse_job_file("[global]\nruntime = 0\n[[job]]\nrw = \"read\"\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("measures nothing"), "{e}");
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
     }
 
     #[test]

@@ -1,22 +1,15 @@
-//! Text rendering of bench results: a fio-like block per job, then one
-//! table across jobs and directions (latencies in µs).
+//! Documents of bench's reports: a fio-like block per job (kept verbatim:
+//! people put it next to fio's output), then one summary table across jobs
+//! and directions with units in the headers, and per-second series.
 
-use super::presets;
+use super::report::{BenchReport, PresetList};
 use super::result::{DirStats, JobResult, WorkloadResult};
-use crate::output::{table, Report, Style};
+use crate::export::doc::{
+    Cell, ChartKind, Column, Document, KeyValues, Line, Point, Series, Table, Tone,
+};
+use crate::export::text::fmt_num;
 use crate::units::fmt_size;
-use serde::Serialize;
-use std::io::{self, Write};
-
-/// What `innotune bench` returns (`result` of the JSON envelope).
-#[derive(Debug, Serialize)]
-pub struct BenchReport {
-    pub directory: String,
-    /// The run, absent for `--cleanup` alone.
-    pub result: Option<WorkloadResult>,
-    /// Files `--cleanup` removed.
-    pub removed: Vec<String>,
-}
+use std::fmt::Write;
 
 fn us(ns: u64) -> String {
     let v = ns as f64 / 1000.0;
@@ -37,27 +30,25 @@ fn si(v: f64) -> String {
     }
 }
 
-fn dir_line(out: &mut dyn Write, label: &str, d: &DirStats, style: Style) -> io::Result<()> {
-    writeln!(
+fn dir_lines(out: &mut String, label: &str, d: &DirStats, runtime_ms: u64) {
+    let _ = writeln!(
         out,
-        "  {}: IOPS={}, BW={:.1}MiB/s ({:.1}MB/s)({}/{}msec)",
-        style.bold(label),
+        "  {label}: IOPS={}, BW={:.1}MiB/s ({:.1}MB/s)({}/{runtime_ms}msec)",
         si(d.iops),
         d.bw_bytes / 1048576.0,
         d.bw_bytes / 1e6,
         fmt_size(d.io_bytes),
-        d.runtime
-    )?;
+    );
     let l = &d.clat_ns;
-    writeln!(
+    let _ = writeln!(
         out,
         "    clat (usec): min={}, max={}, avg={}, stdev={}",
         us(l.min),
         us(l.max),
         us(l.mean as u64),
         us(l.stddev as u64)
-    )?;
-    writeln!(
+    );
+    let _ = writeln!(
         out,
         "    percentiles (usec): 50th={}, 90th={}, 95th={}, 99th={}, 99.9th={}",
         us(l.p50),
@@ -65,26 +56,26 @@ fn dir_line(out: &mut dyn Write, label: &str, d: &DirStats, style: Style) -> io:
         us(l.p95),
         us(l.p99),
         us(l.p99_9)
-    )
+    );
 }
 
-fn job_block(out: &mut dyn Write, j: &JobResult, style: Style) -> io::Result<()> {
-    writeln!(
+/// fio's per-job layout, so the two outputs can be read side by side.
+fn job_block(j: &JobResult) -> String {
+    let mut out = String::new();
+    let ms = (j.runtime_s * 1000.0).round() as u64;
+    let _ = writeln!(
         out,
-        "{}: ({}) ioengine={} runtime={}ms",
-        style.bold(&j.name),
-        j.options,
-        j.ioengine,
-        j.runtime_ms
-    )?;
+        "{}: ({}) ioengine={} runtime={ms}ms",
+        j.name, j.options, j.ioengine
+    );
     if let Some(d) = &j.read {
-        dir_line(out, "read", d, style)?;
+        dir_lines(&mut out, "read", d, ms);
     }
     if let Some(d) = &j.write {
-        dir_line(out, "write", d, style)?;
+        dir_lines(&mut out, "write", d, ms);
     }
     if let Some(s) = &j.sync {
-        writeln!(
+        let _ = writeln!(
             out,
             "  {}: {} calls, lat (usec) avg={}, 50th={}, 99th={}, max={}",
             s.kind,
@@ -93,147 +84,177 @@ fn job_block(out: &mut dyn Write, j: &JobResult, style: Style) -> io::Result<()>
             us(s.lat_ns.p50),
             us(s.lat_ns.p99),
             us(s.lat_ns.max)
-        )?;
+        );
     }
-    writeln!(
+    let _ = writeln!(
         out,
         "  cpu: usr={:.2}%, sys={:.2}%, {:.0} ns/IO",
         j.cpu.usr_cpu, j.cpu.sys_cpu, j.cpu.ns_per_io
-    )?;
+    );
     if j.series.len() > 1 {
         let iops: Vec<u64> = j
             .series
             .iter()
-            .map(|s| s.read_iops + s.write_iops)
+            .map(|s| s.read_iops_per_s + s.write_iops_per_s)
             .collect();
         let (mn, mx) = (
             iops.iter().min().copied().unwrap_or(0),
             iops.iter().max().copied().unwrap_or(0),
         );
-        writeln!(
+        let _ = writeln!(
             out,
             "  per second: IOPS min={} max={} over {} s",
             si(mn as f64),
             si(mx as f64),
             iops.len()
-        )?;
+        );
     }
-    Ok(())
+    out
 }
 
-impl Report for BenchReport {
+fn summary(r: &WorkloadResult) -> Table {
+    let mut cols = vec![
+        Column::text("job"),
+        Column::text("dir"),
+        Column::num("IOPS", None),
+        Column::num("bandwidth", Some("MiB/s")),
+    ];
+    for c in ["mean", "p50", "p90", "p95", "p99", "p99.9", "max"] {
+        cols.push(Column::num(c, Some("µs")));
+    }
+    let mut t = Table::new(cols);
+    for j in &r.jobs {
+        for (label, d) in [("read", &j.read), ("write", &j.write)] {
+            let Some(d) = d else { continue };
+            let l = &d.clat_ns;
+            let lat = |ns: u64| Cell::num(ns as f64 / 1000.0, us(ns));
+            t.row(vec![
+                Cell::text(j.name.clone()),
+                Cell::text(label),
+                Cell::num(d.iops, format!("{:.0}", d.iops)),
+                Cell::num(
+                    d.bw_bytes / 1048576.0,
+                    format!("{:.1}", d.bw_bytes / 1048576.0),
+                ),
+                lat(l.mean as u64),
+                lat(l.p50),
+                lat(l.p90),
+                lat(l.p95),
+                lat(l.p99),
+                lat(l.p99_9),
+                lat(l.max),
+            ]);
+        }
+    }
+    t
+}
+
+fn per_second(r: &WorkloadResult) -> Option<Series> {
+    let lines: Vec<Line> = r
+        .jobs
+        .iter()
+        .filter(|j| j.series.len() > 1)
+        .map(|j| Line {
+            name: j.name.clone(),
+            points: j
+                .series
+                .iter()
+                .map(|s| Point {
+                    x: s.t_s.to_string(),
+                    y: (s.read_iops_per_s + s.write_iops_per_s) as f64,
+                    ci: None,
+                })
+                .collect(),
+        })
+        .collect();
+    (!lines.is_empty()).then(|| Series {
+        title: "I/Os per second".into(),
+        kind: ChartKind::Line,
+        x_label: "second".into(),
+        y_label: "IOPS".into(),
+        y_unit: Some("IOPS".into()),
+        lines,
+        // The summary table has the totals; a table of every second is noise.
+        table_fallback: false,
+    })
+}
+
+impl crate::export::Report for BenchReport {
     const COMMAND: &'static str = "bench";
 
-    fn render_text(&self, out: &mut dyn Write, style: Style) -> io::Result<()> {
-        if let Some(r) = &self.result {
-            let ramp = if r.ramp_ms > 0 {
-                format!(", ramp {} ms excluded", r.ramp_ms)
-            } else {
-                String::new()
-            };
-            writeln!(
-                out,
-                "{} in {}{}{}",
-                style.bold(&format!("bench {}", r.name)),
-                self.directory,
-                ramp,
-                if r.interrupted {
-                    style.warn(" (interrupted: partial results)")
-                } else {
-                    String::new()
-                }
-            )?;
-            for j in &r.jobs {
-                job_block(out, j, style)?;
-            }
-            writeln!(out)?;
-            let mut t = table::new(&[
-                "job", "dir", "IOPS", "MiB/s", "mean µs", "p50", "p90", "p95", "p99", "p99.9",
-                "max",
-            ]);
-            for j in &r.jobs {
-                for (label, d) in [("read", &j.read), ("write", &j.write)] {
-                    if let Some(d) = d {
-                        let l = &d.clat_ns;
-                        t.add_row(vec![
-                            j.name.clone(),
-                            label.to_string(),
-                            format!("{:.0}", d.iops),
-                            format!("{:.1}", d.bw_bytes / 1048576.0),
-                            us(l.mean as u64),
-                            us(l.p50),
-                            us(l.p90),
-                            us(l.p95),
-                            us(l.p99),
-                            us(l.p99_9),
-                            us(l.max),
-                        ]);
-                    }
-                }
-            }
-            table::align_numbers(&mut t, 2);
-            writeln!(out, "{t}")?;
-        }
-        if !self.removed.is_empty() || self.result.is_none() {
-            writeln!(
-                out,
+    fn document(&self) -> Document {
+        let Some(r) = &self.result else {
+            let mut d = Document::new(format!("bench cleanup in {}", self.directory));
+            d.paragraph(format!(
                 "removed {} file(s) innotune created in {}",
                 self.removed.len(),
                 self.directory
-            )?;
+            ));
+            return d;
+        };
+        let mut d = Document::new(format!("bench {} in {}", r.name, self.directory));
+        if r.interrupted {
+            d.note(
+                Tone::Warn,
+                "interrupted: partial results, the figures cover the part that ran",
+            );
         }
-        Ok(())
+        let mut kv = KeyValues::new();
+        let window = r.jobs.iter().map(|j| j.runtime_s).fold(0.0f64, f64::max);
+        kv.add(
+            "window",
+            format!(
+                "{} s, {}",
+                fmt_num(window),
+                if r.time_based {
+                    "time-based (--runtime)"
+                } else {
+                    "size-based (io_size per thread)"
+                }
+            ),
+        );
+        if r.ramp_s > 0.0 {
+            kv.add("ramp excluded", format!("{} s", fmt_num(r.ramp_s)));
+        }
+        d.key_values(kv);
+        d.preformatted(r.jobs.iter().map(job_block).collect::<String>());
+        d.table(summary(r));
+        if let Some(s) = per_second(r) {
+            d.series(s);
+        }
+        if !self.removed.is_empty() {
+            d.paragraph(format!(
+                "removed {} file(s) innotune created in {}",
+                self.removed.len(),
+                self.directory
+            ));
+        }
+        d
     }
 }
 
-/// `--list-presets`.
-#[derive(Debug, Serialize)]
-pub struct PresetList {
-    pub presets: Vec<PresetInfo>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct PresetInfo {
-    pub name: String,
-    pub models: String,
-    /// One line of fio-style settings per job.
-    pub jobs: Vec<String>,
-}
-
-impl PresetList {
-    pub fn build() -> anyhow::Result<PresetList> {
-        let presets = presets::PRESETS
-            .iter()
-            .map(|p| {
-                Ok(PresetInfo {
-                    name: p.name.into(),
-                    models: p.models.into(),
-                    jobs: p
-                        .jobs()?
-                        .iter()
-                        .map(|j| format!("{}: {}", j.name, j.describe()))
-                        .collect(),
-                })
-            })
-            .collect::<anyhow::Result<_>>()?;
-        Ok(PresetList { presets })
-    }
-}
-
-impl Report for PresetList {
+impl crate::export::Report for PresetList {
     const COMMAND: &'static str = "bench";
 
-    fn render_text(&self, out: &mut dyn Write, style: Style) -> io::Result<()> {
+    fn document(&self) -> Document {
+        let mut d = Document::new("bench presets");
         for p in &self.presets {
-            writeln!(out, "{}  {}", style.bold(&p.name), p.models)?;
-            for j in &p.jobs {
-                writeln!(out, "    {j}")?;
-            }
+            d.subheading(p.name.clone());
+            d.paragraph(p.models.clone());
+            d.preformatted(
+                p.jobs
+                    .iter()
+                    .map(|j| format!("    {}: {}\n", j.name, j.options))
+                    .collect::<String>(),
+            );
         }
-        writeln!(
-            out,
-            "\nDefaults: runtime {}s; job flags given with --preset override its settings.",
-            presets::DEFAULT_RUNTIME.as_secs()
-        )
+        d.note(
+            Tone::Plain,
+            format!(
+                "defaults: runtime {}s; job flags given with --preset override its settings.",
+                fmt_num(self.default_runtime_s)
+            ),
+        );
+        d
     }
 }

@@ -1,26 +1,36 @@
 //! Typed results of a bench run. Sweep, reports and advice consume these, so
-//! field meanings are part of the JSON schema (names follow fio; see
-//! docs/json-bench.md).
+//! field meanings are part of the JSON schema (docs/json-bench.md). Rust
+//! names keep fio's (`iops`, `bw_bytes`, `clat_ns`); the JSON keys follow
+//! the units rule of docs/json.md (`iops_per_s`, `bw_bytes_per_s`, `clat.p99_ns`).
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Latency summary in nanoseconds, from a histogram that counted every I/O.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LatencyNs {
+    #[serde(rename = "min_ns")]
     pub min: u64,
+    #[serde(rename = "mean_ns")]
     pub mean: f64,
+    #[serde(rename = "p50_ns")]
     pub p50: u64,
+    #[serde(rename = "p90_ns")]
     pub p90: u64,
+    #[serde(rename = "p95_ns")]
     pub p95: u64,
+    #[serde(rename = "p99_ns")]
     pub p99: u64,
+    #[serde(rename = "p99_9_ns")]
     pub p99_9: u64,
+    #[serde(rename = "max_ns")]
     pub max: u64,
-    /// Number of samples (I/Os or syncs) behind the figures.
+    /// Number of samples (I/Os or syncs) behind the figures (fio's `N`).
+    #[serde(rename = "count")]
     pub n: u64,
-    #[serde(default)]
+    #[serde(rename = "stddev_ns", default)]
     pub stddev: f64,
-    /// fio's percentile list, keyed as fio prints them (`"99.900000"`).
-    #[serde(default)]
+    /// fio's percentile list, keyed as fio prints them (`"99.900000"`), in ns.
+    #[serde(rename = "percentiles_ns", default)]
     pub percentile: BTreeMap<String, u64>,
 }
 
@@ -29,18 +39,18 @@ pub struct LatencyNs {
 pub struct DirStats {
     pub total_ios: u64,
     pub io_bytes: u64,
-    /// I/Os per second over the measured window.
+    /// I/Os per second over the measured window (fio's `iops`).
+    #[serde(rename = "iops_per_s")]
     pub iops: f64,
-    /// Bytes per second over the measured window.
+    /// Bytes per second over the measured window (fio's `bw_bytes`).
+    #[serde(rename = "bw_bytes_per_s")]
     pub bw_bytes: f64,
     /// Completion latency (submission → completion), as fio's `clat_ns`.
+    #[serde(rename = "clat")]
     pub clat_ns: LatencyNs,
-    /// KiB per second, as fio's `bw`.
+    /// Measured window (fio's per-direction `runtime`, here in seconds).
     #[serde(default)]
-    pub bw: f64,
-    /// Measured window in milliseconds (fio's `runtime`).
-    #[serde(default)]
-    pub runtime: u64,
+    pub runtime_s: f64,
 }
 
 /// fsync/fdatasync calls of a job (fio's `sync` object).
@@ -49,19 +59,23 @@ pub struct SyncStats {
     /// "fsync" or "fdatasync".
     pub kind: String,
     pub total_ios: u64,
+    #[serde(rename = "lat")]
     pub lat_ns: LatencyNs,
 }
 
 /// CPU innotune's own threads of a job spent in the measured window.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CpuUsage {
-    pub user_ns: u64,
-    pub sys_ns: u64,
+    pub user_s: f64,
+    pub sys_s: f64,
     /// User CPU as % of the window (fio's `usr_cpu`).
+    #[serde(rename = "usr_cpu_pct")]
     pub usr_cpu: f64,
     /// System CPU as % of the window (fio's `sys_cpu`).
+    #[serde(rename = "sys_cpu_pct")]
     pub sys_cpu: f64,
-    /// (user + sys) / I/Os, in ns: the cost of one I/O.
+    /// (user + sys) / I/Os: the CPU cost of one I/O.
+    #[serde(rename = "cpu_per_io_ns")]
     pub ns_per_io: f64,
 }
 
@@ -69,29 +83,32 @@ pub struct CpuUsage {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SecondSample {
     /// Seconds since the start of the measured window.
-    pub t: u64,
-    pub read_iops: u64,
-    pub read_bw_bytes: u64,
-    pub write_iops: u64,
-    pub write_bw_bytes: u64,
+    pub t_s: u64,
+    /// I/Os completed in this second (so: per second).
+    pub read_iops_per_s: u64,
+    pub read_bytes_per_s: u64,
+    pub write_iops_per_s: u64,
+    pub write_bytes_per_s: u64,
 }
 
 /// Results of one job (all its threads merged, as fio's group_reporting).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct JobResult {
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub read: Option<DirStats>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub write: Option<DirStats>,
-    /// The job's settings, fio-style (`rw=randread bs=16KiB …`).
+    /// The job's settings as fio options (`rw=randread bs=16k …`).
     #[serde(default)]
     pub options: String,
     /// Engine that ran: "sync" or "io_uring".
     #[serde(default)]
     pub ioengine: String,
-    /// Measured window in ms (max over the job's threads, as fio).
+    /// Measured window (max over the job's threads, as fio).
     #[serde(default)]
-    pub runtime_ms: u64,
-    #[serde(default)]
+    pub runtime_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sync: Option<SyncStats>,
     #[serde(default)]
     pub cpu: CpuUsage,
@@ -107,13 +124,13 @@ pub struct JobResult {
 pub struct WorkloadResult {
     pub name: String,
     pub jobs: Vec<JobResult>,
-    /// Warm-up excluded from every figure, in ms.
+    /// Warm-up excluded from every figure.
     #[serde(default)]
-    pub ramp_ms: u64,
+    pub ramp_s: f64,
     /// True if the run stopped on time (`runtime`), false if on size.
     #[serde(default)]
     pub time_based: bool,
-    /// True if the run was interrupted (Ctrl-C) before its end.
+    /// True if the run was interrupted (Ctrl-C, SIGTERM) before its end.
     #[serde(default)]
     pub interrupted: bool,
 }

@@ -6,11 +6,10 @@ use std::path::PathBuf;
 ///
 /// Exit codes (innochecksum's): 0 all pages valid, or mismatches within
 /// --allow-mismatches (still reported); 1 more bad pages than allowed;
-/// 2 a file could not be read (missing, permission, size not a multiple of
-/// the page size).
+/// 2 a file could not be checked (every other file is still reported).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes: 0 all pages valid, or bad pages within --allow-mismatches (still reported); 1 more bad pages than allowed; 2 a file could not be read (missing, permission, size not a multiple of the page size).\nJSON fields: docs/json-checksum.md."
+    after_help = "Directories are walked recursively in name order and symlinks are followed, to files and to directories (each directory once); a symlink to nothing, or a FIFO or device named like a tablespace, is reported as an error for that entry. A FIFO, device or socket given as PATH is refused at once.\n\nExit codes: 0 all pages valid, or bad pages within --allow-mismatches (still reported); 1 more bad pages than allowed; 2 a file could not be checked: unreadable, truncated (size not a multiple of the page size), not an InnoDB tablespace, or a page range past its end. Every other file is still checked and reported; the bad one carries an error.\nJSON fields: docs/json-checksum.md."
 )]
 pub struct ChecksumArgs {
     /// Tablespace files, or directories (a datadir: *.ibd, ibdata*, undo*, recursively).

@@ -4,7 +4,9 @@
 //! - [`algo`]: the checksum functions.
 //! - [`scan`]: which files and pages.
 //! - [`reader`]: the I/O engine (large aligned reads overlapped with checking, threads).
-//! - [`report`] / [`render`]: the typed result and its text form.
+//! - [`report`]: the typed result; [`render`]: its document (text, markdown).
+//!
+//! Flow: [`cli::ChecksumArgs`] → [`check`] → [`report::ChecksumReport`] → exporters.
 pub mod algo;
 pub mod cli;
 pub mod page;
@@ -29,7 +31,19 @@ pub fn run(args: cli::ChecksumArgs, ctx: &Ctx) -> Result<i32> {
     ctx.emit(&report)
 }
 
-/// Everything but the rendering: usable from tests and other commands.
+/// A file that passed the checks before the scan.
+struct Ready {
+    layout: Layout,
+    pages: u64,
+    first: u64,
+    end: u64,
+    lock_refused: bool,
+    base: u64,
+}
+
+/// Options → the report; the caller renders it. Usage errors (a bad range,
+/// a path that does not exist) fail the whole run; a file that cannot be
+/// checked gets an `error` in its report and the others are still checked.
 pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
     let range = page_range(args)?;
     let threads = match args.threads {
@@ -43,43 +57,52 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let files = scan::expand(&args.paths)?;
+    let found = scan::expand(&args.paths)?;
     let live_paths = server_open_files(host);
-    let mut targets = Vec::with_capacity(files.len());
-    let mut reports = Vec::with_capacity(files.len());
-    for path in &files {
-        let (layout, pages, lock_refused, base) = match system_continuation(path)? {
-            Some((layout, base)) => {
-                let (pages, lock_refused) = inspect_continuation(path, &layout)?;
-                (layout, pages, lock_refused, base)
-            }
-            None => {
-                let (layout, pages, lock_refused) = inspect(path)?;
-                (layout, pages, lock_refused, 0)
+    let range_flag = if args.page.is_some() {
+        "--page"
+    } else {
+        "--start-page"
+    };
+    let mut targets = Vec::with_capacity(found.len());
+    // Report index of each target.
+    let mut target_file = Vec::with_capacity(found.len());
+    let mut reports = Vec::with_capacity(found.len());
+    for f in &found {
+        let shown = f.path.display().to_string();
+        let ready = match &f.error {
+            Some(e) => Err(e.clone()),
+            None => prepare(&f.path, &range, range_flag),
+        };
+        let r = match ready {
+            Ok(r) => r,
+            Err(e) => {
+                reports.push(FileReport::failed(shown, Some(e)));
+                continue;
             }
         };
-        let (first, end) = range.clamp(pages);
-        let live = lock_refused
-            || std::fs::canonicalize(path)
+        let live = r.lock_refused
+            || std::fs::canonicalize(&f.path)
                 .map(|c| live_paths.contains(&c))
                 .unwrap_or(false);
         if live {
             // Said before the scan: the user should know the answer is about a moving target.
             crate::output::warn(format!(
                 "{}: a server is running on this file; mismatching pages are re-read {} times {} ms apart before being reported",
-                path.display(),
+                f.path.display(),
                 reader::LIVE_REREADS,
                 reader::LIVE_REREAD_DELAY.as_millis()
             ));
         }
-        reports.push(FileReport::new(path.display().to_string(), &layout, pages));
+        target_file.push(reports.len());
+        reports.push(FileReport::new(shown, &r.layout, r.pages));
         targets.push(reader::Target {
-            path: path.clone(),
-            layout,
-            first,
-            end,
+            path: f.path.clone(),
+            layout: r.layout,
+            first: r.first,
+            end: r.end,
             live,
-            base,
+            base: r.base,
         });
     }
     let total: u64 = targets
@@ -108,7 +131,7 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         lock_refused[r.file] |= r.lock_refused;
         direct_refused |= r.direct_unsupported;
         if let Some(e) = r.error {
-            reports[r.file].error.get_or_insert(e);
+            reports[target_file[r.file]].error.get_or_insert(e);
         }
         raw_bad.extend(r.bad.into_iter().map(|b| (r.file, b)));
     }
@@ -120,10 +143,11 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
     raw_bad.sort_by_key(|(f, b)| (*f, b.page));
 
     let mut totals = Totals {
-        files: targets.len() as u64,
+        files: reports.len() as u64,
         ..Default::default()
     };
-    for (i, (fr, c)) in reports.iter_mut().zip(&counts).enumerate() {
+    for (i, c) in counts.iter().enumerate() {
+        let fr = &mut reports[target_file[i]];
         fr.pages_checked = c.checked;
         for a in Algo::ALL {
             if c.valid[a.index()] > 0 {
@@ -153,12 +177,13 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         totals.skipped += c.doublewrite + c.encrypted + c.page_compressed + c.free;
         totals.bad += c.bad;
     }
+    totals.files_with_errors = reports.iter().filter(|f| f.error.is_some()).count() as u64;
     let not_listed = raw_bad.len().saturating_sub(report::MAX_LISTED_BAD) as u64;
     raw_bad.truncate(report::MAX_LISTED_BAD);
     let bad_pages = raw_bad
         .into_iter()
         .map(|(f, b)| BadPage {
-            file: reports[f].path.clone(),
+            file: reports[target_file[f]].path.clone(),
             page: b.page,
             page_type: page::page_type_name(b.page_type, targets[f].layout.full_crc32),
             stored: b.failure.stored,
@@ -177,14 +202,46 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         bad_pages_not_listed: not_listed,
         totals,
         allow_mismatches: args.allow_mismatches,
-        bytes_read,
-        seconds,
-        mb_per_s: if seconds > 0.0 {
-            bytes_read as f64 / 1e6 / seconds
+        read_bytes: bytes_read,
+        elapsed_s: seconds,
+        read_bytes_per_s: if seconds > 0.0 {
+            bytes_read as f64 / seconds
         } else {
             0.0
         },
         page_type_summary: args.page_type_summary,
+    })
+}
+
+/// Geometry, page count and page range of one file, or why it cannot be
+/// checked (one line, without the "fix:" of a usage error: the run goes on).
+fn prepare(path: &Path, range: &scan::PageRange, flag: &str) -> Result<Ready, String> {
+    let (layout, pages, lock_refused, base) = match system_continuation(path)? {
+        Some((layout, base)) => {
+            let (pages, lock_refused) = inspect_continuation(path, &layout)?;
+            (layout, pages, lock_refused, base)
+        }
+        None => {
+            let (layout, pages, lock_refused) = inspect(path)?;
+            (layout, pages, lock_refused, 0)
+        }
+    };
+    if range.start >= pages {
+        return Err(format!(
+            "{}: {flag} {} is past the end: the file has {pages} pages (0–{})",
+            path.display(),
+            range.start,
+            pages.saturating_sub(1)
+        ));
+    }
+    let (first, end) = range.clamp(pages);
+    Ok(Ready {
+        layout,
+        pages,
+        first,
+        end,
+        lock_refused,
+        base,
     })
 }
 
@@ -204,31 +261,37 @@ fn page_range(args: &cli::ChecksumArgs) -> Result<scan::PageRange> {
     Ok(scan::PageRange { start, end })
 }
 
-/// Geometry and page count of one file, from page 0, with the errors that
-/// make a file unreadable as a tablespace (exit 2) named; and whether a
-/// writer (a server) refused our shared lock.
-fn inspect(path: &Path) -> Result<(Layout, u64, bool)> {
-    let (f, _) = reader::open_readonly(path, false).map_err(|e| {
-        Fix::new(
-            format!("cannot open {}: {e}", path.display()),
-            "check the path and that you may read it (run as the mysql user or root)",
-        )
-    })?;
+/// Open read-only, refusing anything but a regular file (a FIFO or device
+/// named `x.ibd` would block or read forever), and take the shared lock.
+fn open_checked(path: &Path) -> Result<(std::fs::File, bool, u64), String> {
+    let (f, _) = reader::open_readonly(path, false)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let md = f
+        .metadata()
+        .map_err(|e| format!("cannot inspect {}: {e}", path.display()))?;
+    if !md.is_file() {
+        return Err(format!(
+            "{} is {}, not a tablespace file",
+            path.display(),
+            scan::kind_of(&md.file_type())
+        ));
+    }
     let lock_refused = !reader::shared_lock(&f);
-    let size = f.metadata()?.len();
+    Ok((f, lock_refused, md.len()))
+}
+
+/// Geometry and page count of one file, from page 0; and whether a writer
+/// (a server) refused our shared lock.
+fn inspect(path: &Path) -> Result<(Layout, u64, bool), String> {
+    let (f, lock_refused, size) = open_checked(path)?;
     let mut head = vec![0u8; size.min(65536) as usize];
-    f.read_exact_at(&mut head, 0).map_err(|e| {
-        Fix::new(
-            format!("cannot read {}: {e}", path.display()),
-            "check the file and the disk under it",
-        )
-    })?;
-    let mut layout = Layout::from_page0(&head).map_err(|e| {
-        Fix::new(
-            format!("{}: {e}", path.display()),
-            "is this an InnoDB tablespace? give only *.ibd, ibdata*, undo* files",
-        )
-    })?;
+    f.read_exact_at(&mut head, 0)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let not_innodb = |why: String| format!("{}: not an InnoDB tablespace: {why}", path.display());
+    if let Some(why) = page::not_page0(&head) {
+        return Err(not_innodb(why));
+    }
+    let mut layout = Layout::from_page0(&head).map_err(|e| not_innodb(e.to_string()))?;
     whole_pages(path, size, layout.physical)?;
     if head.len() >= layout.physical {
         layout.detect_encryption(&head[..layout.physical]);
@@ -241,7 +304,7 @@ fn inspect(path: &Path) -> Result<(Layout, u64, bool)> {
 /// page 0 (no flags), and their pages continue ibdata1's numbering, so the
 /// geometry comes from ibdata1 and the numbering from the sizes of the files
 /// before them. Returns (layout, number of this file's first page).
-fn system_continuation(path: &Path) -> Result<Option<(Layout, u64)>> {
+fn system_continuation(path: &Path) -> Result<Option<(Layout, u64)>, String> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -258,15 +321,11 @@ fn system_continuation(path: &Path) -> Result<Option<(Layout, u64)>> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let first = dir.join("ibdata1");
     if !first.exists() {
-        return Err(Fix::new(
-            format!(
-                "{}: continues the system tablespace, but {} is missing",
-                path.display(),
-                first.display()
-            ),
-            "check the whole datadir, or give ibdata1 next to it",
-        )
-        .into());
+        return Err(format!(
+            "{}: continues the system tablespace, but {} is missing",
+            path.display(),
+            first.display()
+        ));
     }
     let (layout, _, _) = inspect(&first)?;
     let mut base = 0;
@@ -274,13 +333,10 @@ fn system_continuation(path: &Path) -> Result<Option<(Layout, u64)>> {
         let prev = dir.join(format!("ibdata{k}"));
         let size = std::fs::metadata(&prev)
             .map_err(|e| {
-                Fix::new(
-                    format!(
-                        "{}: needs {} to number its pages: {e}",
-                        path.display(),
-                        prev.display()
-                    ),
-                    "check the whole datadir",
+                format!(
+                    "{}: needs {} to number its pages: {e}",
+                    path.display(),
+                    prev.display()
                 )
             })?
             .len();
@@ -291,29 +347,18 @@ fn system_continuation(path: &Path) -> Result<Option<(Layout, u64)>> {
 
 /// A tablespace is a whole number of pages; anything else was truncated or
 /// copied in part, and its last page cannot be checked.
-fn whole_pages(path: &Path, size: u64, physical: usize) -> Result<()> {
+fn whole_pages(path: &Path, size: u64, physical: usize) -> Result<(), String> {
     if size % physical as u64 != 0 {
-        return Err(Fix::new(
-            format!(
-                "{}: size {size} is not a multiple of its page size {physical} (truncated or partly copied file)",
-                path.display(),
-            ),
-            "restore the file from a backup or re-copy it; the last page is incomplete",
-        )
-        .into());
+        return Err(format!(
+            "{}: size {size} is not a multiple of its page size {physical} (truncated or partly copied file; restore or re-copy it)",
+            path.display(),
+        ));
     }
     Ok(())
 }
 
-fn inspect_continuation(path: &Path, layout: &Layout) -> Result<(u64, bool)> {
-    let (f, _) = reader::open_readonly(path, false).map_err(|e| {
-        Fix::new(
-            format!("cannot open {}: {e}", path.display()),
-            "check the path and that you may read it (run as the mysql user or root)",
-        )
-    })?;
-    let lock_refused = !reader::shared_lock(&f);
-    let size = f.metadata()?.len();
+fn inspect_continuation(path: &Path, layout: &Layout) -> Result<(u64, bool), String> {
+    let (_f, lock_refused, size) = open_checked(path)?;
     whole_pages(path, size, layout.physical)?;
     Ok((size / layout.physical as u64, lock_refused))
 }
@@ -323,7 +368,7 @@ fn inspect_continuation(path: &Path, layout: &Layout) -> Result<(u64, bool)> {
 /// entries are ignored (the fcntl lock is the other detector).
 pub fn server_open_files(host: &Host) -> HashSet<PathBuf> {
     let mut out = HashSet::new();
-    for pid in crate::probe::mysqld::server_pids(host) {
+    for pid in crate::model::process::server_pids(host) {
         let fd_dir = format!("/proc/{pid}/fd");
         for fd in host.list(&fd_dir).unwrap_or_default() {
             if let Ok(target) = host.resolve(format!("{fd_dir}/{fd}")) {

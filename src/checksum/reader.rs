@@ -1,7 +1,8 @@
 //! Reading tablespaces at disk speed and feeding pages to [`super::page`].
 //!
-//! Shape (after neoremind/fast_innochecksum and XtraBackup's `fil_cur`, see the
-//! reference §4): files are cut into shards (up to 256 MiB, smaller when
+//! Shape (after github.com/neoremind/fast_innochecksum and Percona
+//! XtraBackup's `fil_cur.cc`, which both read large chunks ahead of the
+//! checking threads): files are cut into shards (up to 256 MiB, smaller when
 //! there are few files so every thread gets work); N workers each pair a
 //! *prefetch* thread, which `pread`s aligned chunks (8 MiB with O_DIRECT,
 //! 1 MiB through the page cache) into a pool of 3 buffers, with a *checker* thread that verifies the previous chunk
@@ -145,9 +146,11 @@ pub fn open_readonly(path: &std::path::Path, direct: bool) -> std::io::Result<(F
     tries.push((0, direct));
     let mut last = None;
     for (flags, refused) in tries {
+        // O_NONBLOCK: opening a FIFO put where a tablespace was must not
+        // block (it is then refused as not a regular file); no effect on files.
         match std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(flags)
+            .custom_flags(flags | libc::O_NONBLOCK)
             .open(path)
         {
             Ok(f) => return Ok((f, refused)),

@@ -1,7 +1,7 @@
-//! The typed result of `innotune checksum` (JSON documented in docs/json-checksum.md).
+//! The typed result of `innotune checksum` (JSON documented in
+//! docs/json-checksum.md). Its document is built in [`super::render`].
 
 use super::page::{Algo, Check, Layout, Mode};
-use crate::error::exit;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -11,6 +11,7 @@ pub struct ChecksumReport {
     pub algorithm: Mode,
     pub threads: usize,
     pub direct: bool,
+    /// Every file, in scan order; one that could not be checked carries `error`.
     pub files: Vec<FileReport>,
     /// One object per bad page, in file order then page order.
     pub bad_pages: Vec<BadPage>,
@@ -20,10 +21,9 @@ pub struct ChecksumReport {
     pub allow_mismatches: u64,
     /// More bad pages than `--allow-mismatches` (exit 1).
     pub exceeded: bool,
-    pub bytes_read: u64,
-    pub seconds: f64,
-    /// Decimal megabytes per second (10^6), as fio and innochecksum benchmarks quote.
-    pub mb_per_s: f64,
+    pub read_bytes: u64,
+    pub elapsed_s: f64,
+    pub read_bytes_per_s: f64,
     #[serde(skip)]
     pub page_type_summary: bool,
 }
@@ -34,6 +34,8 @@ pub const MAX_LISTED_BAD: usize = 100_000;
 #[derive(Debug, Serialize, Default, Clone)]
 pub struct Totals {
     pub files: u64,
+    /// Files that could not be checked (each has an `error`).
+    pub files_with_errors: u64,
     pub pages_checked: u64,
     pub valid: u64,
     pub empty: u64,
@@ -41,15 +43,23 @@ pub struct Totals {
     pub bad: u64,
 }
 
+/// What page 0 says about a file (absent when it could not be read or is
+/// not a tablespace).
+#[derive(Debug, Serialize, Clone)]
+pub struct Geometry {
+    /// classic | compressed | full_crc32
+    pub format: &'static str,
+    pub page_size_bytes: usize,
+    pub physical_page_size_bytes: usize,
+    pub space_id: u32,
+    pub pages_in_file: u64,
+}
+
 #[derive(Debug, Serialize, Clone)]
 pub struct FileReport {
     pub path: String,
-    /// classic | compressed | full_crc32
-    pub format: &'static str,
-    pub page_size: usize,
-    pub physical_page_size: usize,
-    pub space_id: u32,
-    pub pages_in_file: u64,
+    #[serde(flatten)]
+    pub geometry: Option<Geometry>,
     pub pages_checked: u64,
     /// Valid pages by the algorithm that validated them (non-zero entries only).
     pub valid: BTreeMap<&'static str, u64>,
@@ -63,7 +73,7 @@ pub struct FileReport {
     /// Page counts by type; only with --page-type-summary.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_types: Option<BTreeMap<&'static str, u64>>,
-    /// A read error that stopped checking this file (exit 2).
+    /// Why this file could not be (fully) checked (exit 2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -94,13 +104,22 @@ pub struct BadPage {
 
 impl FileReport {
     pub fn new(path: String, layout: &Layout, pages_in_file: u64) -> FileReport {
-        FileReport {
-            path,
+        let mut f = FileReport::failed(path, None);
+        f.geometry = Some(Geometry {
             format: layout.format_name(),
-            page_size: layout.logical,
-            physical_page_size: layout.physical,
+            page_size_bytes: layout.logical,
+            physical_page_size_bytes: layout.physical,
             space_id: layout.space_id,
             pages_in_file,
+        });
+        f
+    }
+
+    /// A file that could not be checked at all.
+    pub fn failed(path: String, error: Option<String>) -> FileReport {
+        FileReport {
+            path,
+            geometry: None,
             pages_checked: 0,
             valid: BTreeMap::new(),
             empty: 0,
@@ -109,31 +128,7 @@ impl FileReport {
             live_server: false,
             recovered_on_reread: 0,
             page_types: None,
-            error: None,
-        }
-    }
-}
-
-impl crate::output::Report for ChecksumReport {
-    const COMMAND: &'static str = "checksum";
-
-    fn render_text(
-        &self,
-        out: &mut dyn std::io::Write,
-        style: crate::output::Style,
-    ) -> std::io::Result<()> {
-        super::render::text(self, out, style)
-    }
-
-    /// innochecksum-compatible: 0 clean (mismatches within the allowance are
-    /// still reported), 1 beyond the allowance, 2 a file could not be read.
-    fn exit_code(&self) -> i32 {
-        if self.files.iter().any(|f| f.error.is_some()) {
-            exit::ERROR
-        } else if self.exceeded {
-            exit::FOUND
-        } else {
-            exit::OK
+            error,
         }
     }
 }

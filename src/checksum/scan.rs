@@ -2,6 +2,7 @@
 
 use crate::error::Fix;
 use anyhow::Result;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// Is this file name an InnoDB tablespace a datadir walk should check?
@@ -12,10 +13,45 @@ pub fn is_tablespace_name(name: &str) -> bool {
     name.ends_with(".ibd") || name.starts_with("ibdata") || name.starts_with("undo")
 }
 
+/// A file to check, or a name that looked like one but cannot be (a
+/// dangling symlink, a FIFO named `x.ibd` in a datadir): reported with its
+/// error next to the others.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub path: PathBuf,
+    pub error: Option<String>,
+}
+
+/// What a non-regular file is, for messages.
+pub fn kind_of(ft: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// Expand PATHs into files in a stable order: files as given, directories
 /// walked recursively with entries sorted by name (so reports diff cleanly).
-pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+/// Walks follow symlinks, to files and to directories (a datadir may link a
+/// schema directory or a tablespace elsewhere; each directory is walked
+/// once, so a link loop ends); a link to nothing is reported, not skipped.
+/// A path given that does not exist or is not a regular file or directory
+/// is a usage error (reading a FIFO or a device would block or never end).
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<Found>> {
     let mut out = Vec::new();
+    let mut seen = HashSet::new();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| {
             Fix::new(
@@ -25,7 +61,7 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         })?;
         if meta.is_dir() {
             let before = out.len();
-            walk(p, &mut out)?;
+            walk(p, &mut out, &mut seen)?;
             if out.len() == before {
                 return Err(Fix::new(
                     format!(
@@ -36,14 +72,33 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
                 )
                 .into());
             }
+        } else if meta.is_file() {
+            out.push(Found {
+                path: p.clone(),
+                error: None,
+            });
         } else {
-            out.push(p.clone());
+            return Err(Fix::new(
+                format!(
+                    "{} is {}, not a tablespace file",
+                    p.display(),
+                    kind_of(&meta.file_type())
+                ),
+                "give regular tablespace files (*.ibd, ibdata*, undo*) or a datadir",
+            )
+            .into());
         }
     }
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+fn walk(dir: &Path, out: &mut Vec<Found>, seen: &mut HashSet<(u64, u64)>) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(md) = std::fs::metadata(dir) {
+        if !seen.insert((md.dev(), md.ino())) {
+            return Ok(());
+        }
+    }
     let rd = std::fs::read_dir(dir).map_err(|e| {
         Fix::new(
             format!("cannot list {}: {e}", dir.display()),
@@ -54,14 +109,35 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let path = e.path();
-        let ft = match e.file_type() {
-            Ok(t) => t,
-            Err(_) => continue,
-        };
+        let Ok(mut ft) = e.file_type() else { continue };
+        let named = is_tablespace_name(&e.file_name().to_string_lossy());
+        if ft.is_symlink() {
+            match std::fs::metadata(&path) {
+                Ok(md) => ft = md.file_type(),
+                Err(err) if named => {
+                    out.push(Found {
+                        error: Some(format!(
+                            "{} is a symbolic link to nothing readable: {err}",
+                            path.display()
+                        )),
+                        path,
+                    });
+                    continue;
+                }
+                Err(_) => continue,
+            }
+        }
         if ft.is_dir() {
-            walk(&path, out)?;
-        } else if ft.is_file() && is_tablespace_name(&e.file_name().to_string_lossy()) {
-            out.push(path);
+            walk(&path, out, seen)?;
+        } else if named {
+            let error = (!ft.is_file()).then(|| {
+                format!(
+                    "{} is {}, not a tablespace file",
+                    path.display(),
+                    kind_of(&ft)
+                )
+            });
+            out.push(Found { path, error });
         }
     }
     Ok(())

@@ -14,8 +14,19 @@
 //! (pager, prompt) that mean nothing here.
 //!
 //! Secrets: the password lives in [`Secret`], whose `Debug` prints
-//! `<redacted>` and which is never serialised; nothing here logs it.
+//! `<redacted>` and which is never serialised; nothing here logs it. A
+//! password given on the command line is overwritten in this process's
+//! argv at start-up ([`argv`]), as the MySQL clients do.
+//!
+//! Timeouts: no connection waits forever. `--connect-timeout` (10 s, the
+//! mysql client's option and default) bounds the TCP connect, every read
+//! and write of the handshake, and then every statement on the connection
+//! ([`ConnSpec::connect`]). Statements whose duration grows with the data
+//! (bulk loads, CREATE INDEX, DROP TABLE) lift the bound explicitly with
+//! [`set_io_timeout`]; the OLTP hot path bounds its own waits
+//! (`oltp::wire`).
 
+pub mod argv;
 pub mod optfile;
 
 use crate::error::Fix;
@@ -92,9 +103,10 @@ pub struct ConnArgs {
         value_name = "NAME"
     )]
     pub user: Option<String>,
-    /// Password; `--password` alone prompts. On the command line it is visible to other users: prefer ~/.my.cnf [client].
+    /// Password (`--password=X` or `-pX`); `--password`/`-p` alone prompts. On the command line it is wiped from ps at start-up but may stay in shell history: prefer ~/.my.cnf [client].
     #[arg(
         long,
+        short = 'p',
         visible_alias = "mysql-password",
         alias = "mysql_password",
         value_name = "PASSWORD",
@@ -112,7 +124,13 @@ pub struct ConnArgs {
     /// Read no option files.
     #[arg(long)]
     pub no_defaults: bool,
+    /// Seconds to wait for the server to connect and answer each statement (default: option files' connect-timeout, else 10).
+    #[arg(long, alias = "connect_timeout", value_name = "SECS")]
+    pub connect_timeout: Option<u64>,
 }
+
+/// The mysql client's default `--connect-timeout`.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where the password came from (reported, never the password itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -135,13 +153,20 @@ pub struct ConnSpec {
     pub password: Option<Secret>,
     pub password_source: PasswordSource,
     pub db: Option<String>,
+    /// Bounds the connect, the handshake and each statement's reads and
+    /// writes (see the module docs).
+    pub connect_timeout: Duration,
 }
 
-/// The endpoint as users read it, without the password.
+/// The endpoint as users read it, without the password. JSON: `socket`,
+/// or `host` and `port`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Endpoint {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub socket: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
     pub user: String,
     pub password_source: PasswordSource,
@@ -249,6 +274,22 @@ impl ConnArgs {
             Some(_) => false,
             None => self.port.is_none() || self.socket.is_some(),
         };
+        let connect_timeout = match self.connect_timeout {
+            Some(s) => positive_secs(s, "--connect-timeout")?,
+            None => match files.get("connect_timeout") {
+                Some(v) => {
+                    let origin = files.origin("connect_timeout").unwrap_or("option file");
+                    let s = v.trim().parse::<u64>().map_err(|_| {
+                        Fix::new(
+                            format!("connect-timeout={v:?} ({origin}) is not a number of seconds"),
+                            "fix the connect-timeout line in your option file",
+                        )
+                    })?;
+                    positive_secs(s, &format!("connect-timeout ({origin})"))?
+                }
+                None => DEFAULT_CONNECT_TIMEOUT,
+            },
+        };
         let user = self
             .user
             .clone()
@@ -270,8 +311,54 @@ impl ConnArgs {
             password,
             password_source,
             db: files.get("database").map(str::to_string),
+            connect_timeout,
         })
     }
+}
+
+/// A timeout of `s` seconds, refusing 0 (it would mean "wait forever" to
+/// the mysql client, which innotune never does) and absurd values.
+fn positive_secs(s: u64, what: &str) -> Result<Duration> {
+    if s == 0 || s > 365 * 24 * 3600 {
+        anyhow::bail!(Fix::new(
+            format!("{what} must be 1 second to one year, not {s}"),
+            "give --connect-timeout SECS such as 10",
+        ));
+    }
+    Ok(Duration::from_secs(s))
+}
+
+/// Set the read and write timeouts of an open connection's socket: `None`
+/// lets a statement take as long as it takes (see the module docs for
+/// which statements may).
+pub fn set_io_timeout(conn: &mysql::Conn, t: Option<Duration>) -> Result<()> {
+    use rustix::net::sockopt::{set_socket_timeout, Timeout};
+    use std::os::fd::{AsRawFd, BorrowedFd};
+    // SAFETY: the descriptor belongs to `conn`, which outlives this borrow.
+    let fd = unsafe { BorrowedFd::borrow_raw(conn.as_raw_fd()) };
+    set_socket_timeout(fd, Timeout::Recv, t)?;
+    set_socket_timeout(fd, Timeout::Send, t)?;
+    Ok(())
+}
+
+/// Was this a timeout of the socket (a server that does not answer)?
+/// (The crate reports a read timeout inside its packet codec, whose I/O
+/// error is its `source`: the codec's type is not re-exported.)
+pub fn timed_out(e: &mysql::Error) -> bool {
+    let io = match e {
+        mysql::Error::IoError(io) => io,
+        mysql::Error::CodecError(c) => {
+            match std::error::Error::source(c).and_then(|s| s.downcast_ref::<std::io::Error>()) {
+                Some(io) => io,
+                None => return false,
+            }
+        }
+        _ => return false,
+    };
+    matches!(
+        io.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 impl ConnSpec {
@@ -285,6 +372,7 @@ impl ConnSpec {
             password: None,
             password_source: PasswordSource::None,
             db: None,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         }
     }
 
@@ -319,7 +407,9 @@ impl ConnSpec {
             // We decide socket vs TCP ourselves, like the mysql client;
             // the crate would otherwise silently switch TCP to the socket.
             .prefer_socket(false)
-            .tcp_connect_timeout(Some(Duration::from_secs(10)))
+            .tcp_connect_timeout(Some(self.connect_timeout))
+            .read_timeout(Some(self.connect_timeout))
+            .write_timeout(Some(self.connect_timeout))
             .stmt_cache_size(Some(0));
         b = match &self.socket {
             Some(s) => b.socket(Some(s.display().to_string())),
@@ -328,9 +418,22 @@ impl ConnSpec {
         b.into()
     }
 
-    /// Open one connection; the error names the fix.
+    /// Open one connection; the error names the endpoint and the fix.
+    /// Every read and write on it (handshake included) times out after
+    /// `connect_timeout`.
     pub fn connect(&self) -> Result<mysql::Conn> {
         mysql::Conn::new(self.opts()).map_err(|e| {
+            if timed_out(&e) {
+                return Fix::new(
+                    format!(
+                        "cannot connect to MySQL at {}: no answer within {} s",
+                        self.describe(),
+                        self.connect_timeout.as_secs()
+                    ),
+                    "check that the address is a MySQL server that is up, or raise --connect-timeout",
+                )
+                .into();
+            }
             let how = match &e {
                 mysql::Error::MySqlError(me) if me.code == 1045 || me.code == 1698 => {
                     "check --user and the password (~/.my.cnf [client], --defaults-file, MYSQL_PWD or --password)"

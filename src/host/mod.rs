@@ -131,7 +131,7 @@ pub fn normalize(p: &Path) -> PathBuf {
 /// A value read from the host, or why it could not be. Serialises as the
 /// value itself, or as `{"unknown": "reason"}`, so JSON consumers can tell a
 /// real `0` from a missing file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum Known<T> {
     Value(T),

@@ -73,7 +73,7 @@ pub struct Owner {
 }
 
 /// One change, recorded before it is made.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Entry {
     /// A sysfs/procfs attribute: restore writes `original` back.
@@ -118,6 +118,24 @@ pub enum Entry {
         #[serde(default)]
         start_ticks: Option<u64>,
     },
+    /// Any [`crate::change::Change`]: captured, journaled, then applied
+    /// through [`Guard::apply`]; undone with its own `undo`.
+    Change {
+        /// Handle for [`Guard::undo`], unique within the journal.
+        id: u64,
+        change: Box<dyn crate::change::Change>,
+    },
+}
+
+/// Entries are equal when they serialise the same: a `Change` is a trait
+/// object, and its journaled form is what identifies it.
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        match (serde_json::to_value(self), serde_json::to_value(other)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 fn slash() -> PathBuf {
@@ -134,12 +152,14 @@ impl Entry {
             Entry::File { .. } => "file",
             Entry::Dir { .. } => "dir",
             Entry::Server { .. } => "server",
+            Entry::Change { change, .. } => change.typetag_name(),
         }
     }
-    pub fn path(&self) -> &Path {
+    pub fn path(&self) -> PathBuf {
         match self {
-            Entry::Sysfs { path, .. } | Entry::File { path } | Entry::Dir { path } => path,
-            Entry::Server { dir, .. } => dir,
+            Entry::Sysfs { path, .. } | Entry::File { path } | Entry::Dir { path } => path.clone(),
+            Entry::Server { dir, .. } => dir.clone(),
+            Entry::Change { change, .. } => PathBuf::from(change.target()),
         }
     }
 }
@@ -253,6 +273,18 @@ struct Inner {
 }
 
 impl Inner {
+    fn next_id(&self) -> u64 {
+        self.file
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Change { id, .. } => Some(*id + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1)
+    }
+
     fn persist(&self) -> Result<()> {
         persist(&self.path, &self.file).map_err(|e| {
             Fix::new(
@@ -510,6 +542,71 @@ impl Guard {
             return Err(e);
         }
         Ok(child)
+    }
+
+    /// Capture `change`'s current state, journal it (on disk), then apply
+    /// it; the journal is written again afterwards, since applying may add
+    /// to what the change remembers. Returns the handle for
+    /// [`Guard::undo`]. If applying fails, the entry stays journaled and is
+    /// undone with the rest.
+    pub fn apply(&self, host: &Host, mut change: Box<dyn crate::change::Change>) -> Result<u64> {
+        let mut inner = lock(&self.shared);
+        if inner.closed {
+            anyhow::bail!("interrupted: restoring host settings");
+        }
+        change.capture(host)?;
+        let id = inner.next_id();
+        inner.file.entries.push(Entry::Change {
+            id,
+            change: change.clone(),
+        });
+        inner.persist()?;
+        let applied = change.apply(host);
+        if let Some(Entry::Change { change: c, .. }) = inner
+            .file
+            .entries
+            .iter_mut()
+            .find(|e| matches!(e, Entry::Change { id: i, .. } if *i == id))
+        {
+            *c = change;
+        }
+        inner.persist()?;
+        applied?;
+        Ok(id)
+    }
+
+    /// Undo the change `id` now (not waiting for the end of the run) and
+    /// drop it from the journal unless undoing failed.
+    pub fn undo(&self, id: u64) -> Result<crate::change::Undone> {
+        let mut inner = lock(&self.shared);
+        let Some(i) = inner
+            .file
+            .entries
+            .iter()
+            .position(|e| matches!(e, Entry::Change { id: x, .. } if *x == id))
+        else {
+            anyhow::bail!("internal: no journaled change {id}");
+        };
+        let Entry::Change { change, .. } = &inner.file.entries[i] else {
+            unreachable!("position matched a change entry");
+        };
+        let u = change.undo(false);
+        if !u.outcome.keeps_entry() {
+            inner.file.entries.remove(i);
+        }
+        inner.persist()?;
+        Ok(u)
+    }
+
+    /// Hand every entry over and forget them here, so dropping the guard
+    /// undoes nothing: for changes meant to outlive the run (`innotune
+    /// apply --yes`), which the caller has already written durably to a
+    /// journal of its own that `innotune restore` also reads.
+    pub fn release(&self) -> Result<Vec<Entry>> {
+        let mut inner = lock(&self.shared);
+        let entries = std::mem::take(&mut inner.file.entries);
+        inner.persist()?;
+        Ok(entries)
     }
 
     /// Drop the entry of the server in `dir`: it was stopped cleanly.

@@ -8,45 +8,10 @@ use crate::host::Host;
 use crate::Ctx;
 use anyhow::Result;
 use serde::Serialize;
-use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// What happened to one entry.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum Outcome {
-    /// The original value was written back (and read back equal).
-    Restored,
-    /// It already held the original value.
-    AlreadyOriginal,
-    /// A created file or directory was deleted.
-    Removed,
-    /// A server innotune started was stopped, by `signal` (`SIGTERM`, or
-    /// `SIGKILL` when it did not exit within the grace period).
-    Stopped { signal: String },
-    /// The attribute or file no longer exists (e.g. a detached loop device):
-    /// nothing left to restore.
-    Gone,
-    /// `--dry-run`: this would be written back or removed.
-    WouldRestore,
-    /// It could not be put back; the entry stays in the journal.
-    Failed { reason: String },
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Outcome::Restored => f.write_str("restored"),
-            Outcome::AlreadyOriginal => f.write_str("already original"),
-            Outcome::Removed => f.write_str("removed"),
-            Outcome::Stopped { signal } => write!(f, "stopped ({signal})"),
-            Outcome::Gone => f.write_str("gone"),
-            Outcome::WouldRestore => f.write_str("would restore"),
-            Outcome::Failed { reason } => write!(f, "failed: {reason}"),
-        }
-    }
-}
+pub use crate::change::Outcome;
 
 /// One entry and its outcome.
 #[derive(Debug, Clone, Serialize)]
@@ -113,15 +78,29 @@ pub fn restore_entries(entries: &[Entry], dry_run: bool) -> Vec<Restored> {
 pub fn restore_order(entries: &[Entry]) -> Vec<usize> {
     let is_sched =
         |e: &Entry| matches!(e, Entry::Sysfs { path, .. } if path.ends_with("queue/scheduler"));
-    let idx = |f: &dyn Fn(&Entry) -> bool| -> Vec<usize> {
-        (0..entries.len()).filter(|&i| f(&entries[i])).collect()
+
+    use crate::change::Priority;
+    let prio = |e: &Entry| -> Priority {
+        match e {
+            Entry::Sysfs { .. } if is_sched(e) => Priority::SCHEDULER,
+            Entry::Sysfs { .. } => Priority::ATTRIBUTE,
+            Entry::Server { .. } => Priority::SERVER,
+            Entry::File { .. } => Priority::FILE,
+            Entry::Dir { .. } => Priority::DIR,
+            Entry::Change { change, .. } => change.priority(),
+        }
     };
-    let mut order = idx(&is_sched);
-    order.extend(idx(&|e| matches!(e, Entry::Sysfs { .. }) && !is_sched(e)));
-    order.extend(idx(&|e| matches!(e, Entry::Server { .. })));
-    let mut created = idx(&|e| matches!(e, Entry::File { .. } | Entry::Dir { .. }));
-    created.reverse();
-    order.extend(created);
+    // Stable: equal priorities keep journal order, except that files and
+    // directories (created ones hold later ones) go newest first.
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by_key(|&i| {
+        let p = prio(&entries[i]);
+        let newest_first = p >= Priority::FILE;
+        (
+            if newest_first { Priority::FILE } else { p },
+            if newest_first { usize::MAX - i } else { i },
+        )
+    });
     order
 }
 
@@ -159,6 +138,17 @@ fn restore_one(e: &Entry, dry_run: bool) -> Restored {
                 found: None,
                 pid: None,
                 outcome,
+            }
+        }
+        Entry::Change { change, .. } => {
+            let u = change.undo(dry_run);
+            Restored {
+                kind: change.typetag_name(),
+                path: PathBuf::from(change.target()),
+                original: u.original,
+                found: u.found,
+                pid: u.pid,
+                outcome: u.outcome,
             }
         }
         Entry::Server {
@@ -294,10 +284,10 @@ impl RestoreReport {
     }
 }
 
-impl crate::output::Report for RestoreReport {
+impl crate::export::Report for RestoreReport {
     const COMMAND: &'static str = "restore";
-    fn render_text(&self, out: &mut dyn io::Write, style: crate::output::Style) -> io::Result<()> {
-        super::render::restore_text(self, out, style)
+    fn document(&self) -> crate::export::Document {
+        crate::export::Document::legacy(|out, style| super::render::restore_text(self, out, style))
     }
     /// 0: nothing pending, or everything put back (or listed, with
     /// `--dry-run`); 2: something could not be restored (journal kept).

@@ -34,7 +34,7 @@ fn parse_bool(s: &str) -> Result<bool, String> {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  innotune oltp oltp_read_write prepare --socket DIR/mysql.sock --tables 4 --table-size 100000\n  innotune oltp oltp_read_write run --socket DIR/mysql.sock --tables 4 --table-size 100000 --threads 8,16,32,64 --time 60\n  innotune oltp oltp_read_write cleanup --socket DIR/mysql.sock --tables 4"
+    after_help = "Examples:\n  innotune oltp oltp_read_write prepare --socket DIR/mysql.sock --tables 4 --table-size 100000\n  innotune oltp oltp_read_write run --socket DIR/mysql.sock --tables 4 --table-size 100000 --threads 8,16,32,64 --time 60\n  innotune oltp oltp_read_write run --host db1 --port 3306 -u bench -p --threads 64 --time 300\n  innotune oltp oltp_read_write cleanup --socket DIR/mysql.sock --tables 4\n\nBefore a run, the server's max_connections and max_prepared_stmt_count are checked against the largest --threads.\nExit codes: 0 done; 2 usage, connection or server error (one line naming the fix)."
 )]
 pub struct OltpArgs {
     /// oltp_read_only, oltp_write_only, oltp_read_write, oltp_point_select or oltp_insert.
@@ -148,6 +148,9 @@ pub struct OltpArgs {
         default_value = "1213,1020,1205,2013,2006,2011,2055"
     )]
     pub mysql_ignore_errors: String,
+    /// Seconds a statement may stay unanswered after the --time limit (with --events only: at all) before the run fails naming the server.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub stall_timeout: u64,
     /// Server-side prepared statements (auto) or plain text (disable).
     #[arg(long, alias = "db_ps_mode", value_enum, default_value_t = PsMode::Auto)]
     pub db_ps_mode: PsMode,

@@ -2,7 +2,7 @@
 //! 100,000 ms; a percentile is the log-centre of the slot where the
 //! cumulative count reaches `floor(N·p/100 + 0.5)`.
 //!
-//! Chosen over hdrhistogram on purpose: the issue asks for sysbench's
+//! Chosen over hdrhistogram on purpose: oltp reports sysbench's
 //! figures, and sysbench quantises percentiles to these slot centres
 //! (~1.8% apart). Using the same slots means innotune's "95th percentile"
 //! is the number sysbench would print for the same events, so the two

@@ -5,6 +5,14 @@
 //! sysbench's layout so existing parsers work, and the server is watched
 //! with SHOW GLOBAL STATUS while it is loaded (`status.rs`).
 //!
+//! Layout: options and the library entry points here; `prepare.rs`
+//! (schema, load, cleanup), `workload.rs` (statements, one event),
+//! `wire.rs` (the hot path on the socket), `runner.rs` (threads, intervals,
+//! status samples), `limits.rs` (server limits checked first),
+//! `result.rs` (typed results and their JSON units), `report.rs` (the
+//! command: options → [`execute`] → [`OltpReport`]), `render.rs` (the
+//! report as a document, sysbench's layout kept verbatim).
+//!
 //! Library use (sweep): [`run_workload`] takes a connection spec and
 //! [`OltpOptions`] and returns an [`OltpResult`] without printing.
 //! (It takes a [`ConnSpec`] rather than one open connection because every
@@ -23,28 +31,34 @@
 
 pub mod cli;
 pub mod hist;
+pub mod limits;
+mod prepare;
 pub mod rand;
 mod render;
+mod report;
+pub mod result;
 mod runner;
 pub mod status;
 pub mod wire;
 pub mod workload;
 
-use crate::db::{ConnSpec, Endpoint, ServerVersion};
-use crate::error::Fix;
+use crate::db::ConnSpec;
 use crate::Ctx;
-use anyhow::{Context, Result};
-use mysql::prelude::Queryable;
-use rand::{Rand, RandSpec, C_TEMPLATE, PAD_TEMPLATE};
+use anyhow::Result;
+pub use prepare::{check_tables, cleanup, ddl, prepare};
+use rand::RandSpec;
+pub use report::{execute, OltpReport};
+pub use result::{
+    Fairness, Interval, Latency, OltpResult, PrepareResult, PreparedTable, QueryCounts,
+};
 use serde::Serialize;
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 pub use workload::{IgnoreErrors, Workload};
 
 fn ser_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
     match d {
         Some(d) => s.serialize_f64(d.as_secs_f64()),
-        None => s.serialize_none(),
+        None => crate::host::Known::<f64>::unknown("no time limit (--time 0)").serialize(s),
     }
 }
 
@@ -56,11 +70,13 @@ pub struct OltpOptions {
     pub tables: u32,
     pub table_size: u32,
     pub threads: u32,
-    /// Time limit (None or zero: none). JSON: `time_s`, seconds or null.
+    /// Time limit (None or zero: none). JSON: `time_s`, seconds, or
+    /// `{"unknown": …}` without a limit.
     #[serde(rename = "time_s", serialize_with = "ser_secs")]
     pub time: Option<Duration>,
     /// Event limit (0: none).
     pub events: u64,
+    #[serde(rename = "report_interval_s")]
     pub report_interval: u64,
     pub percentile: u8,
     pub range_size: u32,
@@ -84,7 +100,20 @@ pub struct OltpOptions {
     pub ignore_errors: IgnoreErrors,
     /// Server-side prepared statements (sysbench `--db-ps-mode=auto`).
     pub ps: bool,
+    /// How long a statement may stay unanswered after the run's end (or,
+    /// in an event-limited run, at all) before the run fails naming the
+    /// server. Above InnoDB's default lock wait (50 s), so a lock wait in
+    /// flight at the end is not mistaken for a stall.
+    #[serde(rename = "stall_timeout_s", serialize_with = "ser_secs_f64")]
+    pub stall_timeout: Duration,
 }
+
+fn ser_secs_f64<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// The default `--stall-timeout`.
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Default for OltpOptions {
     fn default() -> Self {
@@ -117,6 +146,7 @@ impl Default for OltpOptions {
             rand_seed: 0,
             ignore_errors: IgnoreErrors::Codes(vec![1213, 1020, 1205, 2013, 2006, 2011, 2055]),
             ps: true,
+            stall_timeout: DEFAULT_STALL_TIMEOUT,
         }
     }
 }
@@ -133,74 +163,6 @@ impl OltpOptions {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct QueryCounts {
-    pub read: u64,
-    pub write: u64,
-    pub other: u64,
-    pub total: u64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Latency {
-    pub min: f64,
-    pub avg: f64,
-    pub max: f64,
-    /// The `--percentile` asked for (0 = disabled) and its value.
-    pub percentile: u8,
-    pub percentile_value: Option<f64>,
-    pub sum: f64,
-    /// p50, p95, p99 from the same histogram.
-    pub percentiles: BTreeMap<String, f64>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Fairness {
-    pub events_avg: f64,
-    pub events_stddev: f64,
-    pub exec_time_avg: f64,
-    pub exec_time_stddev: f64,
-}
-
-/// One intermediate report line.
-#[derive(Debug, Clone, Serialize)]
-pub struct Interval {
-    pub t: f64,
-    pub threads: u32,
-    pub tps: f64,
-    pub qps: f64,
-    pub read_qps: f64,
-    pub write_qps: f64,
-    pub other_qps: f64,
-    pub latency_pct_ms: Option<f64>,
-    pub errors_per_sec: f64,
-    pub reconnects_per_sec: f64,
-}
-
-/// The figures of one run (one thread count).
-#[derive(Debug, Clone, Serialize)]
-pub struct OltpResult {
-    pub workload: String,
-    pub threads: u32,
-    pub rand_seed: u64,
-    pub queries: QueryCounts,
-    pub transactions: u64,
-    pub tps: f64,
-    pub qps: f64,
-    pub ignored_errors: u64,
-    pub errors_per_sec: f64,
-    pub reconnects: u64,
-    pub reconnects_per_sec: f64,
-    pub total_time_s: f64,
-    pub events: u64,
-    pub latency_ms: Latency,
-    pub fairness: Fairness,
-    pub intervals: Vec<Interval>,
-    /// Derived server metrics; null when SHOW GLOBAL STATUS was unavailable.
-    pub server: Option<status::Derived>,
-    pub status_samples: Vec<status::Sample>,
-}
-
 /// Run a workload (no printing).
 pub fn run_workload(spec: &ConnSpec, opts: &OltpOptions) -> Result<OltpResult> {
     runner::run(spec, &opts.effective(), &mut |_| {})
@@ -215,366 +177,8 @@ pub fn run_workload_with(
     runner::run(spec, &opts.effective(), on_interval)
 }
 
-/// One table created by prepare.
-#[derive(Debug, Clone, Serialize)]
-pub struct PreparedTable {
-    pub table: String,
-    pub rows: u64,
-    pub inserts: u64,
-    pub seconds: f64,
-    pub secondary_index: bool,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct PrepareResult {
-    pub tables: Vec<PreparedTable>,
-    pub seconds: f64,
-    pub rows_per_sec: f64,
-}
-
-/// sysbench's BULK_PACKET_SIZE.
-const BULK_PACKET: usize = 512 * 1024;
-
-fn create_table(
-    conn: &mut mysql::Conn,
-    o: &OltpOptions,
-    n: u32,
-    rng: &mut Rand,
-) -> Result<PreparedTable> {
-    let t0 = Instant::now();
-    let id_def = if o.auto_inc {
-        "INTEGER NOT NULL AUTO_INCREMENT"
-    } else {
-        "INTEGER NOT NULL"
-    };
-    let idx = if o.secondary {
-        "KEY xid"
-    } else {
-        "PRIMARY KEY"
-    };
-    let ddl = ddl(n, id_def, idx, &o.storage_engine);
-    conn.query_drop(&ddl).map_err(|e| match &e {
-        mysql::Error::MySqlError(me) if me.code == 1050 => anyhow::Error::new(Fix::new(
-            format!("table sbtest{n} already exists in {}", o.db),
-            format!(
-                "run `innotune oltp {} cleanup` with the same --tables first",
-                o.workload.name()
-            ),
-        )),
-        _ => anyhow::anyhow!("creating sbtest{n}: {e}"),
-    })?;
-    let rows = if o.workload == Workload::OltpInsert && !o.auto_inc {
-        0
-    } else {
-        o.table_size
-    };
-    let prefix = if o.auto_inc {
-        format!("INSERT INTO sbtest{n}(k, c, pad) VALUES")
-    } else {
-        format!("INSERT INTO sbtest{n}(id, k, c, pad) VALUES")
-    };
-    let mut q = String::with_capacity(BULK_PACKET + 256);
-    let mut row = String::with_capacity(256);
-    let mut inserts = 0;
-    let mut pending = 0;
-    for i in 1..=rows {
-        use std::fmt::Write;
-        row.clear();
-        let k = rng.default(1, o.table_size.max(1));
-        if o.auto_inc {
-            let _ = write!(row, "({k}, '");
-        } else {
-            let _ = write!(row, "({i}, {k}, '");
-        }
-        rng.fill_template(C_TEMPLATE, &mut row);
-        row.push_str("', '");
-        rng.fill_template(PAD_TEMPLATE, &mut row);
-        row.push_str("')");
-        if pending > 0 && q.len() + 1 + row.len() > BULK_PACKET {
-            conn.query_drop(&q)
-                .with_context(|| format!("loading sbtest{n}"))?;
-            inserts += 1;
-            pending = 0;
-        }
-        if pending == 0 {
-            q.clear();
-            q.push_str(&prefix);
-        } else {
-            q.push(',');
-        }
-        q.push_str(&row);
-        pending += 1;
-    }
-    if pending > 0 {
-        conn.query_drop(&q)
-            .with_context(|| format!("loading sbtest{n}"))?;
-        inserts += 1;
-    }
-    if o.create_secondary {
-        conn.query_drop(format!("CREATE INDEX k_{n} ON sbtest{n}(k)"))
-            .with_context(|| format!("creating index k_{n}"))?;
-    }
-    Ok(PreparedTable {
-        table: format!("sbtest{n}"),
-        rows: rows as u64,
-        inserts,
-        seconds: t0.elapsed().as_secs_f64(),
-        secondary_index: o.create_secondary,
-    })
-}
-
-/// sysbench 1.0.20's CREATE TABLE text, byte for byte.
-pub fn ddl(n: u32, id_def: &str, idx: &str, engine: &str) -> String {
-    format!(
-        "CREATE TABLE sbtest{n}(\n  id {id_def},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  {idx} (id)\n) /*! ENGINE = {engine} */ "
-    )
-}
-
-fn check_name(db: &str) -> Result<()> {
-    if db.is_empty()
-        || !db
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-    {
-        anyhow::bail!(Fix::new(
-            format!("database name {db:?} is not a plain identifier"),
-            "use letters, digits and _ in --db"
-        ));
-    }
-    Ok(())
-}
-
-/// Create the database (if missing) and the tables, in parallel: thread
-/// `t` loads tables t+1, t+1+threads, … as sysbench does.
-pub fn prepare(spec: &ConnSpec, opts: &OltpOptions, threads: u32) -> Result<PrepareResult> {
-    check_name(&opts.db)?;
-    let t0 = Instant::now();
-    let mut c = spec.connect()?;
-    c.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{}`", opts.db))
-        .context("CREATE DATABASE")?;
-    drop(c);
-    let spec_db = spec.clone().with_db(Some(&opts.db));
-    let threads = threads.clamp(1, opts.tables.max(1));
-    let seed = if opts.rand_seed == 0 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-    } else {
-        opts.rand_seed
-    };
-    let results: Vec<Result<Vec<PreparedTable>>> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..threads)
-            .map(|tid| {
-                let spec_db = &spec_db;
-                s.spawn(move || -> Result<Vec<PreparedTable>> {
-                    let mut conn = spec_db.connect()?;
-                    let mut rng = Rand::new(
-                        &opts.rand,
-                        seed ^ (tid as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                    );
-                    let mut out = Vec::new();
-                    let mut i = tid + 1;
-                    while i <= opts.tables {
-                        out.push(create_table(&mut conn, opts, i, &mut rng)?);
-                        i += threads;
-                    }
-                    Ok(out)
-                })
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a prepare thread panicked")))
-            })
-            .collect()
-    });
-    let mut tables = Vec::new();
-    for r in results {
-        tables.extend(r?);
-    }
-    tables.sort_by_key(|t| {
-        t.table
-            .trim_start_matches("sbtest")
-            .parse::<u32>()
-            .unwrap_or(0)
-    });
-    let secs = t0.elapsed().as_secs_f64();
-    let rows: u64 = tables.iter().map(|t| t.rows).sum();
-    Ok(PrepareResult {
-        tables,
-        seconds: secs,
-        rows_per_sec: if secs > 0.0 { rows as f64 / secs } else { 0.0 },
-    })
-}
-
-/// Drop sbtest1..N (IF EXISTS, as sysbench).
-pub fn cleanup(spec: &ConnSpec, opts: &OltpOptions) -> Result<Vec<String>> {
-    check_name(&opts.db)?;
-    let mut c = spec.clone().with_db(Some(&opts.db)).connect()?;
-    let mut dropped = Vec::new();
-    for i in 1..=opts.tables {
-        c.query_drop(format!("DROP TABLE IF EXISTS sbtest{i}"))
-            .with_context(|| format!("dropping sbtest{i}"))?;
-        dropped.push(format!("sbtest{i}"));
-    }
-    Ok(dropped)
-}
-
-/// What `innotune oltp` reports.
-#[derive(Debug, Serialize)]
-pub struct OltpReport {
-    pub workload: String,
-    pub command: String,
-    pub endpoint: Endpoint,
-    pub server_version: Option<ServerVersion>,
-    pub options: OltpOptions,
-    pub prepare: Option<PrepareResult>,
-    pub cleanup: Option<Vec<String>>,
-    /// One run per thread count.
-    pub runs: Vec<OltpResult>,
-}
-
-fn parse_threads(s: &str) -> Result<Vec<u32>> {
-    let v: Vec<u32> = s
-        .split(',')
-        .map(|t| t.trim().parse::<u32>().ok().filter(|&n| n > 0))
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| {
-            Fix::new(
-                format!("--threads {s:?} is not a positive number or a list such as 8,16,32,64"),
-                "give --threads N or --threads N,M,…",
-            )
-        })?;
-    Ok(v)
-}
-
-fn options_from(a: &cli::OltpArgs) -> Result<OltpOptions> {
-    if a.tables == 0 {
-        anyhow::bail!(Fix::new(
-            "--tables must be at least 1",
-            "pass --tables 1 or more"
-        ));
-    }
-    if a.percentile > 100 {
-        anyhow::bail!(Fix::new(
-            "--percentile must be 0–100",
-            "pass e.g. --percentile 95"
-        ));
-    }
-    if a.time == 0 && a.events == 0 && a.command == cli::Command::Run {
-        anyhow::bail!(Fix::new(
-            "--time 0 and --events 0 would run forever",
-            "give --time SECONDS or --events N"
-        ));
-    }
-    Ok(OltpOptions {
-        workload: a.workload,
-        db: a.db.clone(),
-        tables: a.tables,
-        table_size: a.table_size,
-        threads: 1,
-        time: (a.time > 0).then(|| Duration::from_secs(a.time)),
-        events: a.events,
-        report_interval: a.report_interval,
-        percentile: a.percentile,
-        range_size: a.range_size,
-        point_selects: a.point_selects,
-        simple_ranges: a.simple_ranges,
-        sum_ranges: a.sum_ranges,
-        order_ranges: a.order_ranges,
-        distinct_ranges: a.distinct_ranges,
-        index_updates: a.index_updates,
-        non_index_updates: a.non_index_updates,
-        delete_inserts: a.delete_inserts,
-        range_selects: a.range_selects,
-        skip_trx: a.skip_trx,
-        auto_inc: a.auto_inc,
-        secondary: a.secondary,
-        create_secondary: a.create_secondary,
-        storage_engine: a.mysql_storage_engine.clone(),
-        rand: RandSpec {
-            kind: a.rand_type,
-            spec_iter: a.rand_spec_iter,
-            spec_pct: a.rand_spec_pct,
-            spec_res: a.rand_spec_res.min(99),
-            pareto_h: a.rand_pareto_h,
-        },
-        rand_seed: a.rand_seed,
-        ignore_errors: IgnoreErrors::parse(&a.mysql_ignore_errors)?,
-        ps: a.db_ps_mode == cli::PsMode::Auto,
-    })
-}
-
+/// `innotune oltp`: wire the command line to [`execute`] and the exporters.
 pub fn run(args: cli::OltpArgs, ctx: &Ctx) -> Result<i32> {
-    use crate::output::Format;
-    let threads = parse_threads(&args.threads)?;
-    let mut opts = options_from(&args)?;
-    let spec = args.conn.resolve(&ctx.host)?;
-    let version = spec
-        .connect()
-        .and_then(|mut c| crate::db::server_version(&mut c))
-        .ok();
-    let text = ctx.format == Format::Text;
-    let mut report = OltpReport {
-        workload: args.workload.name().to_string(),
-        command: format!("{:?}", args.command).to_lowercase(),
-        endpoint: spec.endpoint(),
-        server_version: version,
-        options: opts.effective(),
-        prepare: None,
-        cleanup: None,
-        runs: Vec::new(),
-    };
-    match args.command {
-        cli::Command::Prepare => {
-            let n = threads.iter().copied().max().unwrap_or(1);
-            report.prepare = Some(prepare(&spec, &opts, n)?);
-        }
-        cli::Command::Cleanup => {
-            report.cleanup = Some(cleanup(&spec, &opts)?);
-        }
-        cli::Command::Run => {
-            // Check the tables exist before starting threads, with a fix.
-            let mut c = spec.clone().with_db(Some(&opts.db)).connect()?;
-            for i in 1..=opts.tables {
-                let n: Option<String> = c
-                    .query_first(format!("SHOW TABLES LIKE 'sbtest{i}'"))
-                    .unwrap_or(None);
-                if n.is_none() {
-                    anyhow::bail!(Fix::new(
-                        format!("table sbtest{i} does not exist in {}", opts.db),
-                        format!(
-                            "run `innotune oltp {} prepare` with the same --tables and --table-size first",
-                            opts.workload.name()
-                        )
-                    ));
-                }
-            }
-            drop(c);
-            let single = threads.len() == 1;
-            for &t in &threads {
-                opts.threads = t;
-                if text && single {
-                    render::print_header(&opts);
-                }
-                let mut on_iv = |iv: &Interval| {
-                    if text && single {
-                        render::print_interval(iv, opts.percentile);
-                    }
-                };
-                if !single {
-                    use std::io::IsTerminal;
-                    if std::io::stderr().is_terminal() {
-                        eprintln!("innotune: {} with {t} threads…", opts.workload.name());
-                    }
-                }
-                let r = runner::run(&spec, &opts.clone().effective(), &mut on_iv)?;
-                report.runs.push(r);
-            }
-            report.options.threads = threads[0];
-        }
-    }
+    let report = execute(&ctx.host, &args, &ctx.sink.stream())?;
     ctx.emit(&report)
 }

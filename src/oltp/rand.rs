@@ -2,9 +2,8 @@
 //! and `pareto` distributions over `[a, b]`, template strings, and the
 //! unique-id sequence of `oltp_insert --auto-inc=off`.
 //!
-//! Hand-written: these are sysbench's formulas (documented in
-//! `shared/reference/bench-and-trace-formats.md` §1a), which no crate
-//! provides; the underlying generator is `rand`'s SmallRng, so sequences
+//! Hand-written: these are sysbench's formulas (its `src/sb_rand.c` and
+//! `src/lua/oltp_common.lua` at tag 1.0.20), which no crate provides; the underlying generator is `rand`'s SmallRng, so sequences
 //! differ from sysbench's while distributions match.
 
 use rand::rngs::SmallRng;
@@ -166,7 +165,8 @@ mod tests {
 
     #[test]
     fn special_hot_set_matches_sysbench() {
-        // Reference: with 10,000 rows ~75.8% of draws hit ids 4976..=5051.
+        // sysbench's special distribution (1% hot, 75% of draws) puts
+        // ~75.8% of draws on ids 4976..=5051 of 10,000.
         let mut r = Rand::new(&RandSpec::default(), 42);
         let n = 200_000;
         let hot = (0..n)

@@ -1,20 +1,25 @@
-//! Text rendering in sysbench 1.0.20's layout (format strings from
-//! `sb_logger.c`/`sysbench.c`, see the reference §1b), so `diff` against a
-//! sysbench log and existing sysbench parsers work; innotune's server
-//! section comes after sysbench's last section.
+//! The `oltp` report as a document. sysbench 1.0.20's layout (format
+//! strings of its `sb_logger.c` and `sysbench.c`) is kept byte for byte in
+//! verbatim blocks, so `diff` against a sysbench log and existing sysbench
+//! parsers work; innotune's own server figures follow as key–values, and a
+//! thread list as a table with units.
 
-use super::{Interval, OltpOptions, OltpReport, OltpResult};
-use crate::output::{table, Report, Style};
+use super::report::OltpReport;
+use super::result::{Interval, OltpResult};
+use super::OltpOptions;
+use crate::export::doc::{Cell, Column, KeyValues, Table, Tone};
+use crate::export::Document;
+use crate::host::Known;
 use std::io::{self, Write};
 
 /// The banner and option lines sysbench prints before starting threads.
-pub fn print_header(o: &OltpOptions) {
-    let mut out = io::stdout().lock();
-    let _ = write_header(&mut out, o);
-    let _ = out.flush();
+pub fn header(o: &OltpOptions) -> String {
+    let mut b = Vec::new();
+    let _ = write_header(&mut b, o);
+    String::from_utf8_lossy(&b).into_owned()
 }
 
-pub fn write_header(out: &mut dyn Write, o: &OltpOptions) -> io::Result<()> {
+fn write_header(out: &mut dyn Write, o: &OltpOptions) -> io::Result<()> {
     writeln!(
         out,
         "innotune {} (sysbench 1.0.20-compatible {})\n",
@@ -63,14 +68,8 @@ pub fn interval_line(iv: &Interval, pct: u8) -> String {
     )
 }
 
-pub fn print_interval(iv: &Interval, pct: u8) {
-    let mut out = io::stdout().lock();
-    let _ = writeln!(out, "{}", interval_line(iv, pct));
-    let _ = out.flush();
-}
-
 /// sysbench's final report for one run.
-pub fn write_final(out: &mut dyn Write, r: &OltpResult) -> io::Result<()> {
+fn write_final(out: &mut dyn Write, r: &OltpResult) -> io::Result<()> {
     let q = &r.queries;
     writeln!(out, "SQL statistics:")?;
     writeln!(out, "    queries performed:")?;
@@ -133,162 +132,171 @@ pub fn write_final(out: &mut dyn Write, r: &OltpResult) -> io::Result<()> {
     writeln!(out)
 }
 
-fn pct(v: Option<f64>) -> String {
-    v.map(|x| format!("{:.2}%", x * 100.0))
-        .unwrap_or_else(|| "n/a".into())
+fn text(mut f: impl FnMut(&mut dyn Write) -> io::Result<()>) -> String {
+    let mut b = Vec::new();
+    let _ = f(&mut b);
+    String::from_utf8_lossy(&b).into_owned()
 }
 
-fn mib(v: Option<f64>) -> String {
-    v.map(|x| format!("{:.2} MiB", x / 1048576.0))
-        .unwrap_or_else(|| "n/a".into())
+fn known_f(k: &Known<f64>, f: impl Fn(f64) -> String) -> Cell {
+    match k {
+        Known::Value(v) => Cell::num(*v, f(*v)),
+        Known::Unknown { unknown } => Cell::text(format!("n/a ({unknown})")).tone(Tone::Dim),
+    }
+}
+
+fn known_u(k: &Known<u64>) -> Cell {
+    match k {
+        Known::Value(v) => Cell::num(*v as f64, v.to_string()),
+        Known::Unknown { unknown } => Cell::text(format!("n/a ({unknown})")).tone(Tone::Dim),
+    }
+}
+
+fn mib(v: f64) -> String {
+    format!("{:.2}", v / 1048576.0)
 }
 
 /// innotune's server section (after sysbench's, so parsers still work).
-pub fn write_server(out: &mut dyn Write, r: &OltpResult) -> io::Result<()> {
+fn server(doc: &mut Document, r: &OltpResult) {
     let Some(d) = &r.server else {
-        return writeln!(
-            out,
-            "Server status: not available (SHOW GLOBAL STATUS failed)\n"
+        doc.note(
+            Tone::Warn,
+            "Server status: not available (SHOW GLOBAL STATUS could not be read during the run)",
         );
+        return;
     };
-    let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "n/a".into());
-    writeln!(
-        out,
-        "Server status (SHOW GLOBAL STATUS, {} samples over {:.1}s):",
+    doc.heading(format!(
+        "Server status (SHOW GLOBAL STATUS, {} samples over {:.1} s)",
         r.status_samples.len(),
-        d.seconds
-    )?;
-    writeln!(
-        out,
-        "    redo written:                        {}/min ({}/h)",
-        mib(d.redo_bytes_per_min),
-        mib(d.redo_bytes_per_hour)
-    )?;
-    writeln!(
-        out,
-        "    buffer pool hit ratio:               {}",
-        pct(d.buffer_pool_hit_ratio)
-    )?;
-    writeln!(
-        out,
-        "    dirty pages:                         {} (max {})",
-        d.dirty_pages_pct
-            .map(|x| format!("{x:.2}%"))
-            .unwrap_or_else(|| "n/a".into()),
-        d.dirty_pages_pct_max
-            .map(|x| format!("{x:.2}%"))
-            .unwrap_or_else(|| "n/a".into())
-    )?;
-    writeln!(
-        out,
-        "    log waits:                           {}",
-        opt(d.log_waits)
-    )?;
-    writeln!(
-        out,
-        "    temporary tables on disk:            {}",
-        pct(d.tmp_tables_on_disk_share)
-    )?;
-    writeln!(
-        out,
-        "    data fsyncs:                         {}",
-        d.data_fsyncs_per_sec
-            .map(|x| format!("{x:.2} per sec."))
-            .unwrap_or_else(|| "n/a".into())
-    )?;
-    writeln!(
-        out,
-        "    pending reads/writes/fsyncs (max):   {}/{}/{}",
-        opt(d.pending_reads_max),
-        opt(d.pending_writes_max),
-        opt(d.pending_fsyncs_max)
-    )?;
-    writeln!(out)
+        d.elapsed_s
+    ));
+    let mut kv = KeyValues::new();
+    kv.add(
+        "redo written (MiB/min)",
+        known_f(&d.redo_bytes_per_s, |v| mib(v * 60.0)),
+    )
+    .add(
+        "redo written (MiB/h)",
+        known_f(&d.redo_bytes_per_s, |v| mib(v * 3600.0)),
+    )
+    .add(
+        "buffer pool hit (%)",
+        known_f(&d.buffer_pool_hit_pct, |v| format!("{v:.2}")),
+    )
+    .add(
+        "dirty pages at end (%)",
+        known_f(&d.dirty_pages_pct, |v| format!("{v:.2}")),
+    )
+    .add(
+        "dirty pages max (%)",
+        known_f(&d.dirty_pages_max_pct, |v| format!("{v:.2}")),
+    )
+    .add("log waits", known_u(&d.log_waits))
+    .add(
+        "temporary tables on disk (%)",
+        known_f(&d.tmp_tables_on_disk_pct, |v| format!("{v:.2}")),
+    )
+    .add(
+        "data fsyncs (per s)",
+        known_f(&d.data_fsyncs_per_s, |v| format!("{v:.2}")),
+    )
+    .add("pending reads max", known_u(&d.pending_reads_max))
+    .add("pending writes max", known_u(&d.pending_writes_max))
+    .add("pending fsyncs max", known_u(&d.pending_fsyncs_max));
+    doc.key_values(kv);
 }
 
-impl Report for OltpReport {
+fn opt_cell(v: Option<f64>, f: impl Fn(f64) -> String) -> Cell {
+    match v {
+        Some(x) => Cell::num(x, f(x)),
+        None => Cell::text("-").tone(Tone::Dim),
+    }
+}
+
+impl crate::export::Report for OltpReport {
     const COMMAND: &'static str = "oltp";
 
-    fn render_text(&self, out: &mut dyn Write, style: Style) -> io::Result<()> {
+    fn document(&self) -> Document {
+        let mut doc = Document::new("");
         if let Some(p) = &self.prepare {
-            for t in &p.tables {
-                writeln!(out, "Creating table '{}'...", t.table)?;
-                if t.rows > 0 {
-                    writeln!(out, "Inserting {} records into '{}'", t.rows, t.table)?;
+            doc.preformatted(text(|out| {
+                for t in &p.tables {
+                    writeln!(out, "Creating table '{}'...", t.table)?;
+                    if t.rows > 0 {
+                        writeln!(out, "Inserting {} records into '{}'", t.rows, t.table)?;
+                    }
+                    if t.secondary_index {
+                        writeln!(out, "Creating a secondary index on '{}'...", t.table)?;
+                    }
                 }
-                if t.secondary_index {
-                    writeln!(out, "Creating a secondary index on '{}'...", t.table)?;
-                }
-            }
+                Ok(())
+            }));
             let rows: u64 = p.tables.iter().map(|t| t.rows).sum();
-            writeln!(
-                out,
-                "{}",
-                style.dim(&format!(
-                    "Loaded {rows} rows into {} tables in {:.2}s ({:.0} rows/s)",
+            doc.note(
+                Tone::Dim,
+                format!(
+                    "loaded {rows} rows into {} tables in {:.2} s ({:.0} rows/s)",
                     p.tables.len(),
                     p.seconds,
                     p.rows_per_sec
-                ))
-            )?;
+                ),
+            );
         }
         if let Some(c) = &self.cleanup {
-            for t in c {
-                writeln!(out, "Dropping table '{t}'...")?;
-            }
+            doc.preformatted(text(|out| {
+                for t in c {
+                    writeln!(out, "Dropping table '{t}'...")?;
+                }
+                Ok(())
+            }));
         }
         match self.runs.len() {
             0 => {}
             1 => {
-                write_final(out, &self.runs[0])?;
-                write_server(out, &self.runs[0])?;
+                let r = &self.runs[0];
+                // sysbench ends its report with a blank line; the document
+                // separates blocks itself.
+                let fin = text(|out| write_final(out, r));
+                doc.preformatted(fin.trim_end_matches('\n').to_string() + "\n");
+                server(&mut doc, r);
             }
             _ => {
                 let p = self.options.percentile;
-                let lat = format!("p{p} ms");
-                let mut t = table::new(&[
-                    "threads",
-                    "tps",
-                    "qps",
-                    &lat,
-                    "avg ms",
-                    "err/s",
-                    "redo MiB/min",
-                    "bp hit",
-                    "dirty %",
-                ]);
+                let mut t = Table::new(vec![
+                    Column::num("threads", None),
+                    Column::num("tps", Some("1/s")),
+                    Column::num("qps", Some("1/s")),
+                    Column::num(format!("p{p}"), Some("ms")),
+                    Column::num("avg", Some("ms")),
+                    Column::num("err", Some("1/s")),
+                    Column::num("redo", Some("MiB/min")),
+                    Column::num("bp hit", Some("%")),
+                    Column::num("dirty", Some("%")),
+                ])
+                .titled(format!(
+                    "{} thread sweep ({} tables × {} rows)",
+                    self.workload, self.options.tables, self.options.table_size
+                ));
                 for r in &self.runs {
                     let d = r.server.as_ref();
-                    t.add_row(vec![
-                        r.threads.to_string(),
-                        format!("{:.2}", r.tps),
-                        format!("{:.2}", r.qps),
-                        r.latency_ms
-                            .percentile_value
-                            .map(|v| format!("{v:.2}"))
-                            .unwrap_or_else(|| "-".into()),
-                        format!("{:.2}", r.latency_ms.avg),
-                        format!("{:.2}", r.errors_per_sec),
-                        d.and_then(|d| d.redo_bytes_per_min)
-                            .map(|v| format!("{:.2}", v / 1048576.0))
-                            .unwrap_or_else(|| "-".into()),
-                        d.and_then(|d| d.buffer_pool_hit_ratio)
-                            .map(|v| format!("{:.2}%", v * 100.0))
-                            .unwrap_or_else(|| "-".into()),
-                        d.and_then(|d| d.dirty_pages_pct)
-                            .map(|v| format!("{v:.2}"))
-                            .unwrap_or_else(|| "-".into()),
+                    let f2 = |v: f64| format!("{v:.2}");
+                    t.row(vec![
+                        Cell::num(r.threads as f64, r.threads.to_string()),
+                        Cell::num(r.tps, f2(r.tps)),
+                        Cell::num(r.qps, f2(r.qps)),
+                        opt_cell(r.latency_ms.percentile_value, f2),
+                        Cell::num(r.latency_ms.avg, f2(r.latency_ms.avg)),
+                        Cell::num(r.errors_per_sec, f2(r.errors_per_sec)),
+                        opt_cell(d.and_then(|d| d.redo_bytes_per_s.value().copied()), |v| {
+                            mib(v * 60.0)
+                        }),
+                        opt_cell(d.and_then(|d| d.buffer_pool_hit_pct.value().copied()), f2),
+                        opt_cell(d.and_then(|d| d.dirty_pages_pct.value().copied()), f2),
                     ]);
                 }
-                table::align_numbers(&mut t, 0);
-                writeln!(
-                    out,
-                    "{} thread sweep ({} tables × {} rows):",
-                    self.workload, self.options.tables, self.options.table_size
-                )?;
-                writeln!(out, "{t}")?;
+                doc.table(t);
             }
         }
-        Ok(())
+        doc
     }
 }

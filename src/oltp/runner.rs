@@ -3,9 +3,10 @@
 
 use super::hist::{percentile, Histogram};
 use super::rand::{Rand, Unique};
+use super::result::{Fairness, Interval, Latency, OltpResult, QueryCounts};
 use super::status::{self, Sample};
 use super::workload::{Counters, EventError, Session};
-use super::{Fairness, Interval, Latency, OltpOptions, OltpResult, QueryCounts};
+use super::OltpOptions;
 use crate::db::ConnSpec;
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -61,6 +62,24 @@ fn seed_from_time() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(1)
+}
+
+/// Take a status sample; a failed one (the connection's statement timeout,
+/// a lost connection) ends sampling for the run with a warning, so a
+/// stalled server costs one timeout, not one per interval.
+fn sample_into(conn: &mut Option<mysql::Conn>, samples: &mut Vec<Sample>, t: f64) {
+    if let Some(c) = conn.as_mut() {
+        match status::sample(c, t) {
+            Ok(s) => samples.push(s),
+            Err(e) => {
+                crate::output::warn(format!(
+                    "SHOW GLOBAL STATUS failed at {t:.0} s, no more server samples this run: {}",
+                    crate::error::one_line(&e)
+                ));
+                *conn = None;
+            }
+        }
+    }
 }
 
 /// Run one workload at `opts.threads` threads. `on_interval` gets each
@@ -126,11 +145,30 @@ pub fn run(
                         return st;
                     }
                 };
-                // The deadline is set by the main thread after the barrier.
+                // The deadline starts after the barrier.
                 let deadline = opts
                     .time
                     .filter(|t| !t.is_zero())
                     .map(|t| Instant::now() + t);
+                // A statement may still be answered after the deadline
+                // (sysbench waits for the events in flight), but not
+                // forever: a stalled server ends the run with an error.
+                let stall = opts.stall_timeout;
+                match deadline {
+                    Some(d) => sess.set_wait_limits(
+                        Some(d + stall),
+                        None,
+                        format!(
+                            "the run's end plus {} s (--stall-timeout)",
+                            stall.as_secs_f64()
+                        ),
+                    ),
+                    None => sess.set_wait_limits(
+                        None,
+                        Some(stall),
+                        format!("{} s (--stall-timeout)", stall.as_secs_f64()),
+                    ),
+                }
                 while shared.more_events(opts, deadline) {
                     let t0 = Instant::now();
                     loop {
@@ -204,11 +242,11 @@ pub fn run(
             // `[ 10s ]` for a 10 s run), then the loop ends.
             let done = shared.running.load(Ordering::Relaxed) == 0;
             if tick.is_none() && Instant::now() >= next_status {
-                if let Some(c) = status_conn.as_mut() {
-                    if let Ok(smp) = status::sample(c, start.elapsed().as_secs_f64()) {
-                        samples.push(smp);
-                    }
-                }
+                sample_into(
+                    &mut status_conn,
+                    &mut samples,
+                    start.elapsed().as_secs_f64(),
+                );
                 next_status += status_every;
             }
             if let (Some(n), Some(t)) = (next, tick) {
@@ -243,11 +281,7 @@ pub fn run(
                     };
                     on_interval(&iv);
                     intervals.push(iv);
-                    if let Some(c) = status_conn.as_mut() {
-                        if let Ok(smp) = status::sample(c, (now - start).as_secs_f64()) {
-                            samples.push(smp);
-                        }
-                    }
+                    sample_into(&mut status_conn, &mut samples, (now - start).as_secs_f64());
                     next_status = now + status_every;
                     last = cur;
                     last_t = now;
@@ -269,11 +303,7 @@ pub fn run(
             .collect())
     })?;
     let total = start.elapsed().as_secs_f64();
-    if let Some(c) = status_conn.as_mut() {
-        if let Ok(smp) = status::sample(c, total) {
-            samples.push(smp);
-        }
-    }
+    sample_into(&mut status_conn, &mut samples, total);
     if let Some(e) = shared
         .fatal
         .lock()

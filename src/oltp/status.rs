@@ -2,6 +2,7 @@
 //! derives from them (redo rate, buffer pool hit ratio, dirty pages, log
 //! waits, temp tables on disk, fsync rate, pending I/O).
 
+use crate::host::Known;
 use anyhow::Result;
 use mysql::prelude::Queryable;
 use serde::Serialize;
@@ -32,6 +33,7 @@ pub const KEPT: &[&str] = &[
 /// One sample: seconds since the run started and the kept counters.
 #[derive(Debug, Clone, Serialize)]
 pub struct Sample {
+    #[serde(rename = "t_s")]
     pub t: f64,
     pub values: BTreeMap<String, u64>,
 }
@@ -53,27 +55,29 @@ pub fn sample(conn: &mut mysql::Conn, t: f64) -> Result<Sample> {
     Ok(Sample { t, values })
 }
 
-/// What the advisor reads after a run. A field is `null` when the server
-/// does not report the counters it needs (e.g. a non-InnoDB server).
-#[derive(Debug, Clone, Serialize, Default)]
+/// What the advisor reads after a run. A figure is `{"unknown": reason}`
+/// when the server does not report the counters it needs (e.g. a
+/// non-InnoDB server).
+#[derive(Debug, Clone, Serialize)]
 pub struct Derived {
-    pub seconds: f64,
-    pub redo_bytes_per_min: Option<f64>,
-    pub redo_bytes_per_hour: Option<f64>,
-    /// 1 − physical reads / logical read requests, over the run.
-    pub buffer_pool_hit_ratio: Option<f64>,
+    /// Seconds between the first and the last sample.
+    pub elapsed_s: f64,
+    /// Redo written (Δ`Innodb_os_log_written`), bytes per second.
+    pub redo_bytes_per_s: Known<f64>,
+    /// 100 × (1 − physical reads / logical read requests), over the run.
+    pub buffer_pool_hit_pct: Known<f64>,
     /// Dirty pages as % of the buffer pool at the end, and the highest sampled.
-    pub dirty_pages_pct: Option<f64>,
-    pub dirty_pages_pct_max: Option<f64>,
+    pub dirty_pages_pct: Known<f64>,
+    pub dirty_pages_max_pct: Known<f64>,
     /// Times a transaction waited for the redo log buffer (should be 0).
-    pub log_waits: Option<u64>,
-    /// Share (0–1) of implicit temporary tables created on disk.
-    pub tmp_tables_on_disk_share: Option<f64>,
-    pub data_fsyncs_per_sec: Option<f64>,
+    pub log_waits: Known<u64>,
+    /// Share of implicit temporary tables created on disk, %.
+    pub tmp_tables_on_disk_pct: Known<f64>,
+    pub data_fsyncs_per_s: Known<f64>,
     /// Highest pending reads / writes / fsyncs seen in any sample.
-    pub pending_reads_max: Option<u64>,
-    pub pending_writes_max: Option<u64>,
-    pub pending_fsyncs_max: Option<u64>,
+    pub pending_reads_max: Known<u64>,
+    pub pending_writes_max: Known<u64>,
+    pub pending_fsyncs_max: Known<u64>,
 }
 
 fn delta(a: &Sample, b: &Sample, k: &str) -> Option<u64> {
@@ -86,8 +90,15 @@ fn dirty_pct(s: &Sample) -> Option<f64> {
         .then(|| s.get("Innodb_buffer_pool_pages_dirty").unwrap_or(0) as f64 * 100.0 / total as f64)
 }
 
+fn known<T>(v: Option<T>, counters: &str) -> Known<T> {
+    match v {
+        Some(v) => Known::Value(v),
+        None => Known::unknown(format!("the server does not report {counters}")),
+    }
+}
+
 /// Derive the practice's figures from the first and last samples (and the
-/// maxima of the gauges across all samples).
+/// maxima of the gauges across all samples). None without two samples.
 pub fn derive(samples: &[Sample]) -> Option<Derived> {
     let (a, b) = (samples.first()?, samples.last()?);
     let secs = b.t - a.t;
@@ -99,24 +110,32 @@ pub fn derive(samples: &[Sample]) -> Option<Derived> {
     let reqs = delta(a, b, "Innodb_buffer_pool_read_requests");
     let tmp = delta(a, b, "Created_tmp_tables");
     let tmp_disk = delta(a, b, "Created_tmp_disk_tables");
-    let gauge_max = |k: &str| samples.iter().filter_map(|s| s.get(k)).max();
+    let gauge_max = |k: &str| known(samples.iter().filter_map(|s| s.get(k)).max(), k);
     Some(Derived {
-        seconds: secs,
-        redo_bytes_per_min: redo.map(|r| r as f64 * 60.0 / secs),
-        redo_bytes_per_hour: redo.map(|r| r as f64 * 3600.0 / secs),
-        buffer_pool_hit_ratio: match (reads, reqs) {
-            (Some(r), Some(q)) if q > 0 => Some(1.0 - r as f64 / q as f64),
-            _ => None,
+        elapsed_s: secs,
+        redo_bytes_per_s: known(redo.map(|r| r as f64 / secs), "Innodb_os_log_written"),
+        buffer_pool_hit_pct: match (reads, reqs) {
+            (Some(r), Some(q)) if q > 0 => {
+                Known::Value(100.0 * q.saturating_sub(r) as f64 / q as f64)
+            }
+            (Some(_), Some(_)) => Known::unknown("no buffer pool read requests during the run"),
+            _ => known(None, "Innodb_buffer_pool_reads/_read_requests"),
         },
-        dirty_pages_pct: dirty_pct(b),
-        dirty_pages_pct_max: samples.iter().filter_map(dirty_pct).reduce(f64::max),
-        log_waits: delta(a, b, "Innodb_log_waits"),
-        tmp_tables_on_disk_share: match (tmp, tmp_disk) {
-            (Some(t), Some(d)) if t > 0 => Some(d as f64 / t as f64),
-            (Some(0), Some(_)) => Some(0.0),
-            _ => None,
+        dirty_pages_pct: known(dirty_pct(b), "Innodb_buffer_pool_pages_total"),
+        dirty_pages_max_pct: known(
+            samples.iter().filter_map(dirty_pct).reduce(f64::max),
+            "Innodb_buffer_pool_pages_total",
+        ),
+        log_waits: known(delta(a, b, "Innodb_log_waits"), "Innodb_log_waits"),
+        tmp_tables_on_disk_pct: match (tmp, tmp_disk) {
+            (Some(t), Some(d)) if t > 0 => Known::Value(100.0 * d as f64 / t as f64),
+            (Some(0), Some(_)) => Known::Value(0.0),
+            _ => known(None, "Created_tmp_tables/Created_tmp_disk_tables"),
         },
-        data_fsyncs_per_sec: delta(a, b, "Innodb_data_fsyncs").map(|f| f as f64 / secs),
+        data_fsyncs_per_s: known(
+            delta(a, b, "Innodb_data_fsyncs").map(|f| f as f64 / secs),
+            "Innodb_data_fsyncs",
+        ),
         pending_reads_max: gauge_max("Innodb_data_pending_reads"),
         pending_writes_max: gauge_max("Innodb_data_pending_writes"),
         pending_fsyncs_max: gauge_max("Innodb_data_pending_fsyncs"),
@@ -163,13 +182,17 @@ mod tests {
             ],
         );
         let d = derive(&[a, b]).unwrap();
-        assert_eq!(d.redo_bytes_per_min, Some(60_000.0));
-        assert_eq!(d.redo_bytes_per_hour, Some(3_600_000.0));
-        assert_eq!(d.buffer_pool_hit_ratio, Some(0.99));
-        assert_eq!(d.tmp_tables_on_disk_share, Some(0.2));
-        assert_eq!(d.data_fsyncs_per_sec, Some(2.0));
-        assert_eq!(d.dirty_pages_pct, Some(10.0));
-        assert_eq!(d.dirty_pages_pct_max, Some(50.0));
-        assert_eq!(d.log_waits, None);
+        assert_eq!(d.redo_bytes_per_s, Known::Value(1000.0));
+        assert_eq!(d.buffer_pool_hit_pct, Known::Value(99.0));
+        assert_eq!(d.tmp_tables_on_disk_pct, Known::Value(20.0));
+        assert_eq!(d.data_fsyncs_per_s, Known::Value(2.0));
+        assert_eq!(d.dirty_pages_pct, Known::Value(10.0));
+        assert_eq!(d.dirty_pages_max_pct, Known::Value(50.0));
+        assert!(d.log_waits.value().is_none());
+        let j = serde_json::to_value(&d).unwrap();
+        assert!(j["log_waits"]["unknown"]
+            .as_str()
+            .unwrap()
+            .contains("Innodb_log_waits"));
     }
 }

@@ -16,10 +16,29 @@
 //! The crate is still the owner of the connection: it is idle (no pending
 //! result, nothing buffered) between its own calls, and every exchange here
 //! is a complete command/response pair, so its state stays valid.
+//!
+//! What this module assumes of the `mysql` crate (pinned to `~25.0` in
+//! Cargo.toml for that reason; re-check each point before moving on):
+//! - `Conn::as_raw_fd` is the socket itself and the bytes on it are the
+//!   plain protocol: no TLS (the `minimal` feature set has none) and no
+//!   compression (`CLIENT_COMPRESS` only when `OptsBuilder::compress` is
+//!   set, which innotune never does).
+//! - The crate never asks for `CLIENT_DEPRECATE_EOF` (25.0's
+//!   `get_client_flags`), so an EOF packet ends column definitions and rows.
+//! - Between two of its own calls the crate holds no buffered bytes and no
+//!   pending result (it drains every result set before returning), so a
+//!   complete command/response pair sent here leaves it consistent.
+//! - `Statement::id()` is the server's statement id, and with
+//!   `stmt_cache_size(0)` the crate never closes a statement behind our back.
+//! - The crate sets the socket's `SO_SNDTIMEO` from `write_timeout`; our
+//!   blocking `send` inherits it. Reads here never block in `recv`
+//!   (`MSG_DONTWAIT`), so its `SO_RCVTIMEO` does not apply: [`Wire`] bounds
+//!   every wait itself ([`Wire::set_limits`]).
 
 use mysql::Value;
 use std::io;
 use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
 
 /// What a statement returned, as sysbench's driver classifies it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +65,10 @@ pub struct Wire {
     /// Unparsed bytes are `inb[pos..end]`.
     pos: usize,
     end: usize,
+    /// Give up waiting for the server at this instant (the run's end plus a
+    /// grace), and never wait longer than `each_wait` for one reply.
+    give_up_at: Option<Instant>,
+    each_wait: Option<Duration>,
 }
 
 impl Default for Wire {
@@ -55,11 +78,23 @@ impl Default for Wire {
             inb: vec![0; 64 * 1024],
             pos: 0,
             end: 0,
+            give_up_at: None,
+            each_wait: None,
         }
     }
 }
 
 impl Wire {
+    /// Bound every wait for the server: until `give_up_at` at the latest,
+    /// and at most `each_wait` per reply. A wait that runs out fails with
+    /// an [`io::ErrorKind::TimedOut`] I/O error (see [`is_stall`]); the
+    /// connection is then unusable (a reply may still arrive) and must be
+    /// dropped.
+    pub fn set_limits(&mut self, give_up_at: Option<Instant>, each_wait: Option<Duration>) {
+        self.give_up_at = give_up_at;
+        self.each_wait = each_wait;
+    }
+
     /// Execute prepared statement `stmt_id` with `params` (integers,
     /// strings or NULL: what the OLTP workloads bind).
     pub fn execute(&mut self, fd: RawFd, stmt_id: u32, params: &[Value]) -> mysql::Result<Outcome> {
@@ -263,7 +298,13 @@ impl Wire {
             self.pos = 0;
         }
         while self.end < need {
-            wait_readable(fd)?;
+            let limit = match (self.give_up_at, self.each_wait) {
+                (Some(at), Some(d)) => Some(at.min(Instant::now() + d)),
+                (Some(at), None) => Some(at),
+                (None, Some(d)) => Some(Instant::now() + d),
+                (None, None) => None,
+            };
+            wait_readable(fd, limit)?;
             // SAFETY: reading into our own buffer's spare tail.
             let n = unsafe {
                 libc::recv(
@@ -289,20 +330,36 @@ impl Wire {
     }
 }
 
-/// Sleep until the socket has data. poll(2) with POLLIN only: the wake-up
-/// the kernel sends when the peer consumes our request (EPOLLOUT) does not
-/// reach us, unlike a sleep inside recv(2).
-fn wait_readable(fd: RawFd) -> mysql::Result<()> {
+/// Sleep until the socket has data, or until `limit`. poll(2) with POLLIN
+/// only: the wake-up the kernel sends when the peer consumes our request
+/// (EPOLLOUT) does not reach us, unlike a sleep inside recv(2).
+fn wait_readable(fd: RawFd, limit: Option<Instant>) -> mysql::Result<()> {
     let mut p = libc::pollfd {
         fd,
         events: libc::POLLIN,
         revents: 0,
     };
     loop {
+        let timeout_ms: libc::c_int = match limit {
+            None => -1,
+            Some(at) => {
+                let left = at.saturating_duration_since(Instant::now());
+                // Round up: a 0 ms poll would spin through the last millisecond.
+                left.as_micros()
+                    .div_ceil(1000)
+                    .min(libc::c_int::MAX as u128) as libc::c_int
+            }
+        };
         // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut p, 1, -1) };
-        if r >= 0 {
+        let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+        if r > 0 {
             return Ok(());
+        }
+        if r == 0 {
+            return Err(mysql::Error::IoError(io::Error::new(
+                io::ErrorKind::TimedOut,
+                STALL,
+            )));
         }
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::Interrupted {
@@ -361,6 +418,14 @@ fn put_lenenc(o: &mut Vec<u8>, v: u64) {
             o.extend_from_slice(&v.to_le_bytes());
         }
     }
+}
+
+const STALL: &str = "the server sent no reply in time";
+
+/// Did a [`Wire`] call fail because the server did not answer within the
+/// limits of [`Wire::set_limits`]?
+pub fn is_stall(e: &mysql::Error) -> bool {
+    matches!(e, mysql::Error::IoError(io) if io.kind() == io::ErrorKind::TimedOut)
 }
 
 fn lost(why: &str) -> mysql::Error {
@@ -465,6 +530,28 @@ mod tests {
         assert!(rs.has_rows);
         t.join().unwrap();
         drop(client);
+    }
+
+    /// A peer that reads the request and never answers: the wait ends at
+    /// the limit with a stall error, not never.
+    #[test]
+    fn silent_peer_times_out_at_the_limit() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::net::UnixStream;
+        let (client, _server) = UnixStream::pair().unwrap();
+        let mut w = Wire::default();
+        let t0 = Instant::now();
+        w.set_limits(Some(t0 + Duration::from_millis(300)), None);
+        let e = w.query(client.as_raw_fd(), "SELECT 1").unwrap_err();
+        assert!(is_stall(&e), "{e:?}");
+        let took = t0.elapsed();
+        assert!(took >= Duration::from_millis(300), "{took:?}");
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        // The per-reply bound alone works too.
+        let (client, _server) = UnixStream::pair().unwrap();
+        w.set_limits(None, Some(Duration::from_millis(100)));
+        let e = w.query(client.as_raw_fd(), "SELECT 1").unwrap_err();
+        assert!(is_stall(&e), "{e:?}");
     }
 
     #[test]

@@ -94,6 +94,20 @@ fn kinds_for(w: Workload, o: &OltpOptions) -> Vec<Kind> {
     v
 }
 
+/// Server-side prepared statements one worker connection holds (what
+/// `max_prepared_stmt_count` must allow per thread).
+pub fn statements_per_connection(o: &OltpOptions) -> u64 {
+    if !o.ps {
+        return 0;
+    }
+    let trx = !o.skip_trx
+        && matches!(
+            o.workload,
+            Workload::OltpReadOnly | Workload::OltpWriteOnly | Workload::OltpReadWrite
+        );
+    (if trx { 2 } else { 0 }) + o.tables as u64 * kinds_for(o.workload, o).len() as u64
+}
+
 /// Query counters shared by all workers.
 #[derive(Default)]
 pub struct Counters {
@@ -179,6 +193,8 @@ pub struct Session<'a> {
     pub rng: Rand,
     buf: String,
     wire: Wire,
+    /// How the wait limits read in an error ("the run's end plus 60 s").
+    limit_text: String,
 }
 
 fn lost(e: &mysql::Error) -> bool {
@@ -209,6 +225,7 @@ impl<'a> Session<'a> {
             rng,
             buf: String::with_capacity(256),
             wire: Wire::default(),
+            limit_text: String::new(),
         };
         s.prepare_all()?;
         Ok(s)
@@ -271,7 +288,34 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Bound every wait for the server (see [`Wire::set_limits`]);
+    /// `text` says what the bound was, for the error.
+    pub fn set_wait_limits(
+        &mut self,
+        give_up_at: Option<std::time::Instant>,
+        each_wait: Option<std::time::Duration>,
+        text: String,
+    ) {
+        self.wire.set_limits(give_up_at, each_wait);
+        self.limit_text = text;
+    }
+
     fn classify(&self, e: mysql::Error, sql: &str) -> EventError {
+        if super::wire::is_stall(&e) {
+            // Not a lost connection to re-open: the server is there and
+            // silent, and the run's time is up.
+            return EventError::Fatal(
+                crate::error::Fix::new(
+                    format!(
+                        "the server at {} did not answer '{sql}' within {}",
+                        self.spec.describe(),
+                        self.limit_text
+                    ),
+                    "check the server (a stalled disk, a paused process, a lock held elsewhere), or raise --stall-timeout if statements really take that long",
+                )
+                .into(),
+            );
+        }
         let code = match &e {
             // The server closes the connection after these (MariaDB's
             // ER_CONNECTION_KILLED, ER_SERVER_SHUTDOWN): a lost connection.

@@ -1,29 +1,15 @@
-//! Presentation: typed results in, text or JSON out.
+//! The terminal: colour, progress lines and warnings on stderr.
 //!
-//! Every command returns a value implementing [`Report`]. The binary picks a
-//! renderer from `--format`; commands never print their results themselves.
-//! Progress lines and warnings go to stderr (see [`progress`]), so stdout
-//! stays a clean document that scripts can parse.
+//! Results are not printed here: commands return typed reports and
+//! [`crate::export`] renders them. Progress and warnings go to stderr (see
+//! [`progress`]), so stdout stays a clean document that scripts can parse;
+//! warnings are also kept for the JSON envelope's `warnings`.
 
 pub mod progress;
 pub mod table;
 
-use serde::Serialize;
-use std::io::{self, Write};
-
-/// Version of the JSON envelope and of every command's `result` schema.
-/// Bump when a field changes meaning or disappears; adding fields is not a
-/// breaking change. Documented in docs/json.md.
-pub const JSON_SCHEMA_VERSION: u32 = 1;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
-pub enum Format {
-    /// Aligned tables for people; colour only on a terminal.
-    #[default]
-    Text,
-    /// One versioned JSON document on stdout (see docs/json.md).
-    Json,
-}
+use std::io;
+use std::sync::Mutex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
 pub enum ColorChoice {
@@ -80,57 +66,21 @@ impl Style {
     }
 }
 
-/// A command's typed result.
-pub trait Report: Serialize {
-    /// Command name, used as `"command"` in the JSON envelope.
-    const COMMAND: &'static str;
+/// Warnings printed so far, for the JSON envelope.
+static WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-    /// Human-readable rendering.
-    fn render_text(&self, out: &mut dyn Write, style: Style) -> io::Result<()>;
-
-    /// Exit code for a successful run: [`crate::error::exit::OK`] or
-    /// [`crate::error::exit::FOUND`] when the command found what it looks for.
-    fn exit_code(&self) -> i32 {
-        crate::error::exit::OK
-    }
+/// Every warning printed by this process so far, in order.
+pub fn warnings() -> Vec<String> {
+    WARNINGS.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// The JSON envelope every command shares.
-#[derive(Serialize)]
-struct Envelope<'a, T: Serialize> {
-    /// Always "innotune".
-    tool: &'static str,
-    /// innotune's version.
-    version: &'static str,
-    schema_version: u32,
-    command: &'static str,
-    result: &'a T,
-}
-
-/// Render a report in the requested format and return its exit code.
-pub fn emit<R: Report>(report: &R, format: Format, color: ColorChoice) -> anyhow::Result<i32> {
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    match format {
-        Format::Text => report.render_text(&mut out, Style::for_stdout(color))?,
-        Format::Json => {
-            let env = Envelope {
-                tool: "innotune",
-                version: env!("CARGO_PKG_VERSION"),
-                schema_version: JSON_SCHEMA_VERSION,
-                command: R::COMMAND,
-                result: report,
-            };
-            serde_json::to_writer_pretty(&mut out, &env)?;
-            writeln!(out)?;
-        }
-    }
-    out.flush()?;
-    Ok(report.exit_code())
-}
-
-/// A warning for the user, on stderr, never mixed into stdout documents.
+/// A warning for the user, on stderr, never mixed into stdout documents;
+/// also recorded for the JSON envelope's `warnings`.
 pub fn warn(msg: impl AsRef<str>) {
+    WARNINGS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(msg.as_ref().to_string());
     use std::io::IsTerminal;
     let style = Style {
         color: io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),

@@ -1,22 +1,31 @@
 //! `innotune probe`: the storage stack under a path.
 //!
-//! Measurement only — probe reads, never changes, and has no findings (exit 0).
-//! Split by concern: [`mount`] (mountinfo), [`stack`] (walking sysfs from the
-//! mount's device down), [`device`] (one device's queue), [`hostinfo`]
-//! (host-wide knobs), [`mysqld`] (running servers), [`persist`] (rules that
-//! set schedulers at boot), [`render`] (text). Every read goes through
-//! [`Host`], so a fixture tree under `--root` replays a whole host.
+//! Measurement first: probe reads, never changes, and exits 0 whenever it
+//! produced a report; what it notices that is not a value (an ignored
+//! `elevator=`, an unreadable link, a filesystem with no device) comes as
+//! informational [`Finding`]s. The host is read through the
+//! [`HostModel`](crate::model::HostModel) (so a fixture tree under `--root`
+//! replays a whole host); probe adds what only it needs: [`persist`] (rules
+//! that set schedulers at boot), [`findings`], and [`document`] (the report
+//! as a document for text and markdown).
+//!
+//! Library entry points: [`execute`] (what the CLI runs), [`report`] (for a
+//! command that already holds a model and a resolved path: check, tune),
+//! [`stack_device_names`].
 pub mod cli;
-pub mod device;
-pub mod hostinfo;
-pub mod mount;
+pub mod document;
+pub mod findings;
 pub mod mysqld;
 pub mod persist;
-pub mod render;
-pub mod stack;
 
 use crate::error::Fix;
+use crate::finding::Finding;
 use crate::host::{normalize, Host, Known};
+use crate::model::mount::Mount;
+use crate::model::server::Mysqld;
+use crate::model::stack::{Overlay, StackDevice};
+use crate::model::system::System;
+use crate::model::HostModel;
 use crate::Ctx;
 use anyhow::Result;
 use serde::Serialize;
@@ -33,32 +42,46 @@ pub struct ProbeReport {
     /// `argument`, `mysqld_datadir` or `current_directory`.
     pub path_source: String,
     /// The mount holding `path`.
-    pub mount: Known<mount::Mount>,
+    pub mount: Known<Mount>,
+    /// Overlay mounts on the way down (the top mount first), each with the
+    /// mount holding its upperdir; `[]` when none.
+    pub overlays: Vec<Overlay>,
     /// The device stack, top (the filesystem's device) first, depth-first.
-    pub stack: Vec<stack::StackDevice>,
-    pub host: hostinfo::HostInfo,
+    pub stack: Vec<StackDevice>,
+    pub host: System,
     /// Running mysqld/mariadbd processes (empty when none runs).
-    pub mysqld: Vec<mysqld::Mysqld>,
+    pub mysqld: Vec<Mysqld>,
     /// udev rules / systemd units / tmpfiles entries setting a scheduler on a stack device.
     pub persistence: Vec<persist::SchedulerRule>,
-    /// Things worth knowing that are not values: walk problems, ignored boot parameters.
-    pub notes: Vec<String>,
+    /// What probe noticed that is not a value, worst first.
+    pub findings: Vec<Finding>,
 }
 
-impl crate::output::Report for ProbeReport {
+impl crate::export::Report for ProbeReport {
     const COMMAND: &'static str = "probe";
 
-    fn render_text(
-        &self,
-        out: &mut dyn std::io::Write,
-        style: crate::output::Style,
-    ) -> std::io::Result<()> {
-        render::render(self, out, style)
+    fn document(&self) -> crate::export::Document {
+        document::document(self)
     }
 }
 
+/// What to probe (the CLI's arguments, as a library caller gives them).
+#[derive(Debug, Clone, Default)]
+pub struct ProbeOptions {
+    /// The path to probe; `None`: the datadir of the running server with
+    /// the lowest pid, else (live host only) the current directory.
+    pub path: Option<PathBuf>,
+}
+
+/// The CLI: options → [`execute`] → the chosen exporter.
 pub fn run(args: cli::ProbeArgs, ctx: &Ctx) -> Result<i32> {
-    let host = &ctx.host;
+    let report = execute(&ctx.host, ProbeOptions { path: args.path })?;
+    ctx.emit(&report)
+}
+
+/// Probe a path on `host`. Fails (one line with a fix) only when the path
+/// cannot be probed; unreadable host files become unknowns and findings.
+pub fn execute(host: &Host, opts: ProbeOptions) -> Result<ProbeReport> {
     if !host.root().is_dir() {
         return Err(Fix::new(
             format!("--root {} is not a directory", host.root().display()),
@@ -66,18 +89,20 @@ pub fn run(args: cli::ProbeArgs, ctx: &Ctx) -> Result<i32> {
         )
         .into());
     }
-    let servers = mysqld::find(host);
-    let (path, source) = resolve_path(host, args.path.as_deref(), &servers)?;
-    let n_servers = servers.len();
-    let mut report = build(host, &path, servers);
-    report.path_source = source.into();
-    if source == "mysqld_datadir" && n_servers > 1 {
-        let pid = report.mysqld[0].pid;
-        report.notes.push(format!(
-            "{n_servers} mysqld/mariadbd processes run; PATH defaulted to the datadir of the lowest pid, {pid} (give PATH to choose)"
+    let model = HostModel::read(host);
+    let (path, source) = resolve_path(host, opts.path.as_deref(), model.servers())?;
+    let mut r = report(&model, &path);
+    r.path_source = source.into();
+    let servers = model.servers();
+    if source == "mysqld_datadir" && servers.len() > 1 {
+        r.findings.push(findings::several_servers(
+            servers.len(),
+            servers[0].pid,
+            &servers[0].datadir,
         ));
+        crate::finding::sort(&mut r.findings);
     }
-    ctx.emit(&report)
+    Ok(r)
 }
 
 /// Decide which host path to probe. On the live root the path must exist and
@@ -86,7 +111,7 @@ pub fn run(args: cli::ProbeArgs, ctx: &Ctx) -> Result<i32> {
 fn resolve_path(
     host: &Host,
     arg: Option<&Path>,
-    servers: &[mysqld::Mysqld],
+    servers: &[Mysqld],
 ) -> Result<(PathBuf, &'static str)> {
     let (p, source) = match (arg, servers.first()) {
         (Some(p), _) => (p.to_path_buf(), "argument"),
@@ -108,19 +133,17 @@ fn resolve_path(
             .into())
         }
     };
+    let shown = document::escape(&p.display().to_string());
     if host.is_live() {
         match std::fs::canonicalize(&p) {
             Ok(c) => Ok((c, source)),
             Err(e) if source == "mysqld_datadir" => Err(Fix::new(
-                format!(
-                    "the running server's datadir {} is not accessible: {e}",
-                    p.display()
-                ),
+                format!("the running server's datadir {shown} is not accessible: {e}"),
                 "give the PATH to probe explicitly",
             )
             .into()),
             Err(e) => Err(Fix::new(
-                format!("PATH {} cannot be probed: {e}", p.display()),
+                format!("PATH {shown} cannot be probed: {e}"),
                 "give an existing file or directory, e.g. the MySQL datadir",
             )
             .into()),
@@ -129,87 +152,51 @@ fn resolve_path(
         Ok((normalize(&p), source))
     } else {
         Err(Fix::new(
-            format!(
-                "PATH {} is relative but --root replays another host",
-                p.display()
-            ),
+            format!("PATH {shown} is relative but --root replays another host"),
             "give an absolute host path such as /var/lib/mysql",
         )
         .into())
     }
 }
 
-/// Probe an already-resolved absolute host path (the library entry point
-/// for sweep, check and tune). Never fails on unreadable host files: they
-/// become unknowns and notes.
-pub fn probe_path(host: &Host, path: &Path) -> Result<ProbeReport> {
-    let servers = mysqld::find(host);
-    Ok(build(host, path, servers))
-}
-
-fn build(host: &Host, path: &Path, servers: Vec<mysqld::Mysqld>) -> ProbeReport {
-    let mut notes = Vec::new();
-    let mounts = match mount::read_mounts(host) {
-        Ok(m) => m,
-        Err(e) => {
-            notes.push(format!("{e:#}"));
-            Vec::new()
-        }
+/// The report for an already-resolved absolute host path, from a model the
+/// caller holds (check and tune read the host once and probe several
+/// paths). `path_source` is `argument`.
+pub fn report(model: &HostModel, path: &Path) -> ProbeReport {
+    let mount = match model.mount_for(path) {
+        Known::Value(m) => Known::Value(m.clone()),
+        Known::Unknown { unknown } => Known::Unknown { unknown },
     };
-    let mnt = match mount::mount_for(&mounts, path) {
-        Some(m) => Known::Value(m.clone()),
-        None => Known::unknown(format!(
-            "no mount in {} contains {}",
-            host.path("/proc/self/mountinfo").display(),
-            path.display()
-        )),
-    };
-    let mut walker = stack::Walker::new(host, &mounts);
-    if let Known::Value(m) = &mnt {
-        walker.walk_mount(m, 0, None, stack::Relation::Mounted);
-    }
-    notes.append(&mut walker.notes);
-    let devices = walker.devices;
-    let hostinfo = hostinfo::read(host);
-    if let Some(e) = &hostinfo.cmdline_elevator {
-        notes.push(format!(
-            "the kernel command line has elevator={e}: blk-mq kernels ignore it; schedulers are set per device (queue/scheduler, made persistent with a udev rule)"
-        ));
-    }
-    let persistence = persist::find(host, &devices);
+    let stack = model.stack_under(path);
+    let mut found: Vec<Finding> = stack.problems.iter().map(findings::from_problem).collect();
+    let system = model.system().clone();
+    found.extend(findings::elevator_ignored(&system));
+    crate::finding::sort(&mut found);
+    let persistence = persist::find(model.host(), &stack.devices);
     ProbeReport {
-        root: host.root().display().to_string(),
+        root: model.host().root().display().to_string(),
         path: path.display().to_string(),
         path_source: "argument".into(),
-        mount: mnt,
-        stack: devices,
-        host: hostinfo,
-        mysqld: servers,
+        mount,
+        overlays: stack.overlays,
+        stack: stack.devices,
+        host: system,
+        mysqld: model.servers().to_vec(),
         persistence,
-        notes,
+        findings: found,
     }
+}
+
+/// Probe an already-resolved absolute host path with a model of its own.
+pub fn probe_path(host: &Host, path: &Path) -> Result<ProbeReport> {
+    Ok(report(&HostModel::read(host), path))
 }
 
 /// Kernel names ("loop0", "vda", "sda1", "md0", "dm-0", …) of every block
 /// device in the stack under `path`, top (the filesystem's device) first, each
-/// once: partitions, their whole disks, md/dm members recursively, and for a
-/// loop device the stack under its backing file. Sweep uses this to decide
-/// which devices' schedulers to switch (those with a queue/scheduler file).
+/// once: partitions, their whole disks, md/dm members recursively, for a
+/// loop device the stack under its backing file, for an overlay the stack
+/// under its upperdir. See [`HostModel::device_names_under`].
 pub fn stack_device_names(host: &Host, path: &Path) -> Result<Vec<String>> {
-    let mounts = mount::read_mounts(host)?;
-    let m = mount::mount_for(&mounts, path).ok_or_else(|| {
-        Fix::new(
-            format!("no mount contains {}", path.display()),
-            "give a path on a mounted filesystem",
-        )
-    })?;
-    let mut walker = stack::Walker::new(host, &mounts);
-    walker.walk_mount(m, 0, None, stack::Relation::Mounted);
-    let mut names: Vec<String> = Vec::new();
-    for d in walker.devices {
-        if !names.contains(&d.name) {
-            names.push(d.name);
-        }
-    }
-    Ok(names)
+    HostModel::read(host).device_names_under(path)
 }

@@ -3,8 +3,8 @@
 //! devices of the stack. A scheduler set by hand in sysfs is lost at reboot;
 //! one set by a rule here silently wins over it at the next boot or hotplug.
 
-use super::stack::StackDevice;
 use crate::host::Host;
+use crate::model::stack::StackDevice;
 use serde::Serialize;
 use std::path::Path;
 

@@ -7,16 +7,34 @@
 //! The server listens on its own socket and on 127.0.0.1 at a free port;
 //! it never touches a system server (3306 is only used if asked for and free).
 //!
+//! DIR is refused when it is, is inside, or contains the datadir of a
+//! running server or the one the server option files name
+//! ([`crate::safety::refuse_near_datadir`]), before anything is created.
+//!
 //! Library use (tests, sweep): `Sandbox::start(SandboxOpts::new(dir))`,
 //! then `.socket()`, `.port()`, `.conn_spec()`; dropping it stops it.
+//!
+//! Files: this one is the lifecycle (start, attach, stop); `profile.rs`
+//! the server variables, `process.rs` binaries, ports and pids, `init.rs`
+//! my.cnf and the datadir's initialisation, `report.rs` the command
+//! (options → [`execute`] → [`SandboxReport`]), `render.rs` its document.
 
 pub mod cli;
+mod init;
+mod process;
+mod profile;
 mod render;
+mod report;
+
+pub use process::runs_from;
+pub use profile::{Profile, CAPACITY, CAPACITY_THREADS};
+pub use report::{execute, SandboxReport};
 
 use crate::db::{ConnSpec, ServerVersion};
-use crate::error::{exit, Fix};
+use crate::error::Fix;
 use crate::Ctx;
 use anyhow::{Context, Result};
+use process::{binary_version, find_binary, free_port, pid_alive, tail};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -31,129 +49,6 @@ pub const MAX_SOCKET_PATH: usize = 100;
 /// Where the server of the sandbox in `dir` listens.
 pub fn socket_path(dir: &Path) -> PathBuf {
     dir.join("mysql.sock")
-}
-
-/// Server variables a sandbox starts with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Profile {
-    /// The server's compiled-in defaults.
-    Default,
-    /// A named set (`before`, `after`) or the contents of a file.
-    Vars {
-        name: String,
-        vars: Vec<(String, String)>,
-    },
-}
-
-/// The practice's "before" table: a stock-sized server as commonly found.
-const BEFORE: &[(&str, &str)] = &[
-    ("innodb_buffer_pool_size", "128M"),
-    ("innodb_log_file_size", "48M"),
-    ("innodb_log_buffer_size", "16M"),
-    ("innodb_flush_log_at_trx_commit", "1"),
-    ("innodb_flush_method", "fsync"),
-    ("innodb_io_capacity", "200"),
-    ("innodb_io_capacity_max", "2000"),
-    ("innodb_flush_neighbors", "1"),
-];
-
-/// The practice's "after" table: sized buffer pool and redo, O_DIRECT,
-/// io_capacity for SSDs, no neighbour flushing. Durability unchanged
-/// (flush_log_at_trx_commit=1): a tuning must not trade safety for speed.
-const AFTER: &[(&str, &str)] = &[
-    ("innodb_buffer_pool_size", "1G"),
-    ("innodb_log_file_size", "512M"),
-    ("innodb_log_buffer_size", "64M"),
-    ("innodb_flush_log_at_trx_commit", "1"),
-    ("innodb_flush_method", "O_DIRECT"),
-    ("innodb_io_capacity", "2000"),
-    ("innodb_io_capacity_max", "4000"),
-    ("innodb_flush_neighbors", "0"),
-];
-
-impl Profile {
-    /// `default`, `before`, `after`, or a path to a file of `name = value` lines.
-    pub fn parse(s: &str) -> Result<Profile> {
-        let named = |name: &str, t: &[(&str, &str)]| Profile::Vars {
-            name: name.to_string(),
-            vars: t
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        };
-        match s {
-            "default" | "defaults" => Ok(Profile::Default),
-            "before" => Ok(named("before", BEFORE)),
-            "after" => Ok(named("after", AFTER)),
-            path => {
-                let text = fs::read_to_string(path).map_err(|e| {
-                    Fix::new(
-                        format!("profile {path:?} is not a known name and cannot be read as a file: {e}"),
-                        "use --profile default, before, after, or a file of `name = value` lines",
-                    )
-                })?;
-                let mut vars = Vec::new();
-                for (n, line) in text.lines().enumerate() {
-                    let l = line.trim();
-                    if l.is_empty()
-                        || l.starts_with('#')
-                        || l.starts_with(';')
-                        || l.starts_with('[')
-                    {
-                        continue;
-                    }
-                    let (k, v) = l.split_once('=').ok_or_else(|| {
-                        Fix::new(
-                            format!("{path}:{}: {l:?} is not `name = value`", n + 1),
-                            "write one server variable per line, e.g. innodb_buffer_pool_size = 1G",
-                        )
-                    })?;
-                    vars.push((k.trim().replace('-', "_"), v.trim().to_string()));
-                }
-                Ok(Profile::Vars {
-                    name: path.to_string(),
-                    vars,
-                })
-            }
-        }
-    }
-
-    pub fn name(&self) -> &str {
-        match self {
-            Profile::Default => "default",
-            Profile::Vars { name, .. } => name,
-        }
-    }
-
-    /// The value the profile sets for server variable `name`, if any
-    /// (`-` and `_` are the same, as for the server).
-    pub fn var(&self, name: &str) -> Option<&str> {
-        let norm = |s: &str| s.replace('-', "_");
-        self.vars()
-            .iter()
-            .rev()
-            .find(|(k, _)| norm(k) == norm(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The profile with `name = value` added (it wins over the profile's
-    /// own setting: later lines of my.cnf override earlier ones). The name
-    /// stays the profile's.
-    pub fn with_var(self, name: &str, value: &str) -> Profile {
-        let (pname, mut vars) = match self {
-            Profile::Default => ("default".to_string(), Vec::new()),
-            Profile::Vars { name, vars } => (name, vars),
-        };
-        vars.push((name.to_string(), value.to_string()));
-        Profile::Vars { name: pname, vars }
-    }
-
-    fn vars(&self) -> &[(String, String)] {
-        match self {
-            Profile::Default => &[],
-            Profile::Vars { vars, .. } => vars,
-        }
-    }
 }
 
 /// How to start a sandbox.
@@ -198,70 +93,6 @@ pub struct Sandbox {
     state: State,
     child: Option<Child>,
     done: bool,
-}
-
-fn find_binary(names: &[&str]) -> Option<PathBuf> {
-    let mut path = std::env::var_os("PATH").unwrap_or_default();
-    let extra = "/usr/sbin:/usr/local/sbin:/usr/local/mysql/bin:/usr/bin";
-    path.push(":");
-    path.push(extra);
-    names
-        .iter()
-        .find_map(|n| which::which_in(n, Some(&path), "/").ok())
-}
-
-/// `mariadbd --version` → "… Ver 10.11.19-MariaDB-0+deb12u1 for …".
-fn binary_version(bin: &Path) -> Result<ServerVersion> {
-    let out = Command::new(bin)
-        .arg("--version")
-        .output()
-        .with_context(|| format!("running {} --version", bin.display()))?;
-    let s = String::from_utf8_lossy(&out.stdout);
-    let v = s
-        .split_whitespace()
-        .skip_while(|w| *w != "Ver")
-        .nth(1)
-        .unwrap_or("");
-    Ok(ServerVersion::parse(v))
-}
-
-fn free_port(wanted: Option<u16>) -> Result<u16> {
-    let l = std::net::TcpListener::bind(("127.0.0.1", wanted.unwrap_or(0))).map_err(|e| {
-        Fix::new(
-            format!("port {} on 127.0.0.1 is not free: {e}", wanted.unwrap_or(0)),
-            "pick another --port or leave it out to get a free one",
-        )
-    })?;
-    Ok(l.local_addr()?.port())
-}
-
-fn pid_alive(pid: u32) -> bool {
-    // A zombie has exited; /proc/PID/stat state 'Z' counts as gone.
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => !s
-            .rsplit_once(')')
-            .map(|(_, r)| r.trim_start().starts_with('Z'))
-            .unwrap_or(false),
-        Err(_) => false,
-    }
-}
-
-/// Is `pid` the server of the sandbox in `dir`: does its command line
-/// carry the argument `--defaults-file=DIR/my.cnf`? Every server a sandbox
-/// starts does (and so does mariadb-install-db's bootstrap server); a
-/// recycled pid, or a sandbox in `DIR2` whose name starts with DIR, does
-/// not. Shared with the journal, which stops sandboxes after a crash.
-pub fn runs_from(pid: u32, dir: &Path) -> bool {
-    let want = format!("--defaults-file={}", dir.join("my.cnf").display());
-    fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|c| c.split(|&b| b == 0).any(|a| a == want.as_bytes()))
-        .unwrap_or(false)
-}
-
-fn tail(path: &Path, n: usize) -> String {
-    let t = fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
 }
 
 impl Sandbox {
@@ -318,6 +149,16 @@ impl Sandbox {
                 "use a shorter --dir"
             ));
         }
+        // Nothing is created before this check (a stray directory in a
+        // datadir is a bogus database to the server); a running sandbox in
+        // DIR is reported as such first.
+        let near_datadir = || {
+            crate::safety::refuse_near_datadir(
+                &crate::host::Host::live(),
+                &dir,
+                "sandbox directory",
+            )
+        };
         let marker = dir.join(MARKER);
         let reuse = if marker.exists() {
             let st = read_state(&dir)?;
@@ -331,8 +172,10 @@ impl Sandbox {
                     "use it, or `innotune sandbox stop --dir` first"
                 ));
             }
+            near_datadir()?;
             true
         } else {
+            near_datadir()?;
             if dir.exists() && fs::read_dir(&dir)?.next().is_some() {
                 anyhow::bail!(Fix::new(
                     format!("{} exists and is not empty", dir.display()),
@@ -355,7 +198,7 @@ impl Sandbox {
         fs::create_dir_all(dir.join("data"))?;
         fs::create_dir_all(dir.join("tmp"))?;
         let cnf = dir.join("my.cnf");
-        fs::write(&cnf, my_cnf(&dir, port, &ver, &opts.profile))?;
+        fs::write(&cnf, init::my_cnf(&dir, port, &ver, &opts.profile))?;
         let state = State {
             pid: 0,
             port,
@@ -374,7 +217,7 @@ impl Sandbox {
             done: false,
         };
         if !reuse {
-            initialise(&server, &ver, &cnf, &dir)?;
+            init::initialise(&server, &ver, &cnf, &dir)?;
         }
         let mut cmd = Command::new(&server);
         cmd.arg(format!("--defaults-file={}", cnf.display()))
@@ -511,7 +354,7 @@ impl Drop for Sandbox {
     }
 }
 
-fn read_state(dir: &Path) -> Result<State> {
+pub(crate) fn read_state(dir: &Path) -> Result<State> {
     let p = dir.join(MARKER);
     let text = fs::read_to_string(&p).map_err(|_| {
         Fix::new(
@@ -527,154 +370,8 @@ fn write_state(dir: &Path, st: &State) -> Result<()> {
     Ok(())
 }
 
-fn my_cnf(dir: &Path, port: u16, ver: &ServerVersion, profile: &Profile) -> String {
-    let d = dir.display();
-    let mut s = format!(
-        "# Written by innotune sandbox; removed with the sandbox.\n[mysqld]\n\
-         datadir={d}/data\nsocket={d}/mysql.sock\nport={port}\nbind-address=127.0.0.1\n\
-         pid-file={d}/mysqld.pid\nlog-error={d}/error.log\ntmpdir={d}/tmp\n\
-         skip-name-resolve\n"
-    );
-    if rustix::process::geteuid().is_root() {
-        s.push_str("user=root\n");
-    }
-    if !ver.is_mariadb() && ver.major >= 8 {
-        s.push_str("mysqlx=OFF\ndisable-log-bin\n");
-    }
-    for (k, v) in profile.vars() {
-        s.push_str(&format!("{k}={v}\n"));
-    }
-    s.push_str(&format!("\n[client]\nsocket={d}/mysql.sock\nuser=root\n"));
-    s
-}
-
-fn initialise(server: &Path, ver: &ServerVersion, cnf: &Path, dir: &Path) -> Result<()> {
-    let defaults = format!("--defaults-file={}", cnf.display());
-    let mut cmd = if !ver.is_mariadb() && (ver.major, ver.minor) >= (5, 7) {
-        let mut c = Command::new(server);
-        c.arg(&defaults).arg("--initialize-insecure");
-        c
-    } else {
-        let inst = find_binary(&["mariadb-install-db", "mysql_install_db"]).ok_or_else(|| {
-            Fix::new(
-                "no mariadb-install-db or mysql_install_db found",
-                "install the server package that provides it",
-            )
-        })?;
-        let mut c = Command::new(inst);
-        c.arg(&defaults);
-        if ver.is_mariadb() && (ver.major, ver.minor) >= (10, 5) {
-            c.arg("--skip-test-db");
-        }
-        if ver.is_mariadb() && (ver.major, ver.minor) >= (10, 4) {
-            c.arg("--auth-root-authentication-method=socket");
-        }
-        c
-    };
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .context("initialising the sandbox data directory")?;
-    if !out.status.success() {
-        let mut msg = String::from_utf8_lossy(&out.stderr).into_owned();
-        if msg.trim().is_empty() {
-            msg = tail(&dir.join("error.log"), 4);
-        }
-        let msg: Vec<&str> = msg.lines().filter(|l| !l.trim().is_empty()).collect();
-        anyhow::bail!(Fix::new(
-            format!(
-                "initialising {} failed ({}): {}",
-                dir.join("data").display(),
-                out.status,
-                msg[msg.len().saturating_sub(3)..].join(" | ")
-            ),
-            "check the profile's variables and the free space under DIR"
-        ));
-    }
-    Ok(())
-}
-
-/// `innotune sandbox status`.
-#[derive(Debug, Serialize)]
-pub struct SandboxReport {
-    pub action: &'static str,
-    pub dir: String,
-    pub running: bool,
-    pub pid: Option<u32>,
-    pub port: u16,
-    pub socket: String,
-    pub version: String,
-    pub profile: String,
-    pub kept: bool,
-}
-
-impl SandboxReport {
-    fn new(action: &'static str, dir: &Path, st: &State, running: bool) -> SandboxReport {
-        SandboxReport {
-            action,
-            dir: dir.display().to_string(),
-            running,
-            pid: running.then_some(st.pid),
-            port: st.port,
-            socket: st.socket.display().to_string(),
-            version: st.version.clone(),
-            profile: st.profile.clone(),
-            kept: st.keep,
-        }
-    }
-}
-
+/// `innotune sandbox`: wire the command line to [`execute`] and the exporters.
 pub fn run(args: cli::SandboxArgs, ctx: &Ctx) -> Result<i32> {
-    use cli::SandboxAction::*;
-    match args.action {
-        Start(a) => {
-            let opts = SandboxOpts {
-                dir: a.dir.dir.clone(),
-                profile: Profile::parse(&a.profile)?,
-                port: a.port,
-                keep: a.keep,
-                timeout: Duration::from_secs(a.timeout),
-            };
-            let sb = Sandbox::start(opts)?;
-            let dir = sb.dir().to_path_buf();
-            let st = sb.detach();
-            ctx.emit(&SandboxReport::new("start", &dir, &st, true))
-        }
-        Stop(a) => {
-            let dir = absolute(&a.dir.dir)?;
-            let mut sb = Sandbox::attach(&dir)?;
-            if a.keep {
-                sb.set_keep(true);
-            }
-            let st = sb.state.clone();
-            let keep = sb.state.keep;
-            sb.stop()?;
-            let mut r = SandboxReport::new("stop", &dir, &st, false);
-            r.kept = keep;
-            ctx.emit(&r)
-        }
-        Status(a) => {
-            let dir = absolute(&a.dir)?;
-            let mut st = read_state(&dir)?;
-            let running = st.pid != 0 && pid_alive(st.pid) && runs_from(st.pid, &dir);
-            if running {
-                if let Ok(mut c) = ConnSpec::socket(&st.socket, "root").connect() {
-                    if let Ok(v) = crate::db::server_version(&mut c) {
-                        st.version = v.raw;
-                    }
-                }
-            }
-            let r = SandboxReport::new("status", &dir, &st, running);
-            let code = ctx.emit(&r)?;
-            Ok(if running { code } else { exit::FOUND })
-        }
-    }
-}
-
-fn absolute(p: &Path) -> Result<PathBuf> {
-    Ok(if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()?.join(p)
-    })
+    let report = execute(args)?;
+    ctx.emit(&report)
 }

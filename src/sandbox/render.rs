@@ -1,27 +1,29 @@
-//! Text rendering of sandbox reports.
+//! The sandbox report as a document: a state line and key–values.
 
 use super::SandboxReport;
-use crate::output::{Report, Style};
-use std::io::{self, Write};
+use crate::export::doc::{Cell, KeyValues, Tone};
+use crate::export::Document;
 
-impl Report for SandboxReport {
+impl crate::export::Report for SandboxReport {
     const COMMAND: &'static str = "sandbox";
 
-    fn render_text(&self, out: &mut dyn Write, style: Style) -> io::Result<()> {
+    fn document(&self) -> Document {
         let state = match (self.action, self.running) {
-            ("stop", _) if self.kept => format!("stopped (kept {})", self.dir),
-            ("stop", _) => "stopped and removed".to_string(),
-            (_, true) => style.good("running"),
-            (_, false) => style.bad("not running"),
+            ("stop", _) if self.kept => Cell::text(format!("stopped (kept {})", self.dir)),
+            ("stop", _) => Cell::text("stopped and removed"),
+            (_, true) => Cell::text("running").tone(Tone::Good),
+            (_, false) => Cell::text("not running").tone(Tone::Bad),
         };
-        writeln!(out, "sandbox {}: {state}", self.dir)?;
+        let mut doc = Document::new(format!("sandbox {}", self.dir));
+        let mut kv = KeyValues::new();
+        kv.add("state", state);
         if let Some(pid) = self.pid {
-            writeln!(out, "  pid:     {pid}")?;
+            kv.add("pid", pid.to_string());
         }
-        writeln!(out, "  socket:  {}", self.socket)?;
-        writeln!(out, "  port:    {} (127.0.0.1)", self.port)?;
-        writeln!(out, "  version: {}", self.version)?;
-        writeln!(out, "  profile: {}", self.profile)?;
+        kv.add("socket", self.socket.as_str())
+            .add("port", format!("{} (127.0.0.1)", self.port))
+            .add("version", self.version.as_str())
+            .add("profile", self.profile.as_str());
         if self.running {
             // DIR/my.cnf carries a [client] group with the socket and user.
             let client = if self.version.to_ascii_lowercase().contains("mariadb") {
@@ -29,12 +31,19 @@ impl Report for SandboxReport {
             } else {
                 "mysql"
             };
-            writeln!(
-                out,
-                "  connect: {client} --defaults-file={}/my.cnf   (or: innotune oltp … --socket {})",
-                self.dir, self.socket
-            )?;
+            kv.add(
+                "connect",
+                format!(
+                    "{client} --defaults-file={}/my.cnf   (or: innotune oltp … --socket {})",
+                    self.dir, self.socket
+                ),
+            );
         }
-        Ok(())
+        doc.key_values(kv);
+        doc
+    }
+
+    fn exit_code(&self) -> i32 {
+        self.code()
     }
 }

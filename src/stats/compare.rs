@@ -89,17 +89,33 @@ impl Default for CompareOpts {
 /// Candidate compared with baseline for one metric.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
-    /// median(candidate) / median(baseline); null when the baseline median is 0.
+    /// median(candidate) / median(baseline); none when the baseline median
+    /// is 0 or missing (JSON: `{"unknown": reason}`).
+    #[serde(serialize_with = "known_ratio")]
     pub ratio: Option<f64>,
     /// Bootstrap CI of the ratio at `ci_level`.
+    #[serde(serialize_with = "known_ratio")]
     pub ci_low: Option<f64>,
+    #[serde(serialize_with = "known_ratio")]
     pub ci_high: Option<f64>,
     /// Confidence level of the CI: 1 − alpha (0.95 unless corrected for
-    /// several comparisons).
+    /// several comparisons). JSON: `ci_level_pct`, in percent.
+    #[serde(rename = "ci_level_pct", serialize_with = "super::as_pct")]
     pub ci_level: f64,
     /// Two-sided exact permutation p-value of the rank-sum test.
     pub p_value: f64,
     pub verdict: Verdict,
+}
+
+/// A ratio, or docs/json.md's `{"unknown": reason}` where there is none.
+fn known_ratio<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => s.serialize_f64(*x),
+        None => crate::host::Known::<f64>::unknown(
+            "no ratio: the baseline has no trials or a median of 0",
+        )
+        .serialize(s),
+    }
 }
 
 /// Compare `candidate` with `baseline` (trial values of one metric).
@@ -411,6 +427,10 @@ mod tests {
         );
         assert!(c.ratio.is_none());
         assert_eq!(c.verdict, Verdict::NoSignificantDifference);
+        // JSON: never null, a reason instead; the level in percent.
+        let j = serde_json::to_value(&c).unwrap();
+        assert!(j["ratio"]["unknown"].is_string(), "{j}");
+        assert_eq!(j["ci_level_pct"], 95.0);
     }
 
     /// Documents why the rank gate exists (numbers quoted in the module doc):

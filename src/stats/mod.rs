@@ -125,7 +125,14 @@ pub struct Summary {
     pub ci_low: f64,
     pub ci_high: f64,
     /// Coefficient of variation across trials (stddev / mean): the noise.
+    /// JSON: `cv_pct`, in percent.
+    #[serde(rename = "cv_pct", serialize_with = "as_pct")]
     pub cv: f64,
+}
+
+/// A share (0.05) as JSON's percent (5.0): docs/json.md's `_pct` rule.
+pub fn as_pct<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(v * 100.0)
 }
 
 /// Median, its 95% bootstrap CI and the CV of a set of trials.

@@ -1,3 +1,5 @@
+use super::options::{Progress, SweepOptions};
+use super::server::OltpSettings;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -13,10 +15,23 @@ use std::path::PathBuf;
 /// OLTP workloads count transactions per second (tps) where bench
 /// workloads count IOPS; p99 is the transaction's.
 ///
+/// The recommendation keeps the current setting unless a candidate was
+/// measurably better. When the devices' current setting was not among the
+/// candidates (e.g. `--schedulers none,none` while a disk is on
+/// mq-deadline), it is kept ("not measured") unless --choose is given and
+/// one candidate was significantly better than every other.
+///
+/// Before switching anything, the files of every workload are checked
+/// against the free space of PATH's filesystem: scaled down to fit (with a
+/// warning) or refused at once; --size sets them.
+///
 /// Exit codes: 0 the recommendation is what the devices already use; 1 the
 /// recommendation differs from the current setting (a pending change);
 /// 2 error (settings restored).
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exit codes: 0 the recommendation is what the devices hold now (including \"keep the current setting: it was not measured\"); 1 it differs (a pending change); 2 error (devices restored, nothing left behind).\nExamples:\n  innotune sweep /data\n  innotune sweep /data --schedulers none,mq-deadline --workload mixed --objective latency --choose\n  innotune sweep /data --schedulers none,none --budget 5m      (A/A: how noisy is this host?)\n  innotune sweep /data --size 512m --workload page-read --workload oltp_read_write\nJSON fields: docs/json-sweep.md."
+)]
 pub struct SweepArgs {
     /// A directory on the filesystem to test; work files go in a temporary
     /// subdirectory that is removed afterwards.
@@ -78,6 +93,18 @@ pub struct SweepArgs {
     #[arg(long)]
     pub seed: Option<u64>,
 
+    /// When the devices' current setting is not among the candidates,
+    /// recommend a candidate that was significantly better than every
+    /// other one (default: keep the unmeasured current setting).
+    #[arg(long)]
+    pub choose: bool,
+
+    /// Size of each file workload's file set (fio-style: 512m, 2g), split
+    /// over its jobs. Default: the workloads' own (1 GiB per job), scaled
+    /// down to fit PATH's free space.
+    #[arg(long, value_name = "SIZE", value_parser = parse_file_size)]
+    pub size: Option<u64>,
+
     #[command(flatten)]
     pub oltp: OltpArgs,
 }
@@ -115,6 +142,46 @@ pub struct OltpArgs {
     /// sets one, else 32M: small, so reads reach the device).
     #[arg(long, value_name = "SIZE")]
     pub oltp_buffer_pool: Option<String>,
+}
+
+impl SweepArgs {
+    /// The options these flags ask for (progress on the status line).
+    pub fn options(self) -> SweepOptions {
+        SweepOptions {
+            path: self.path,
+            schedulers: self.schedulers,
+            devices: self.devices,
+            nr_requests: self.nr_requests,
+            read_ahead_kb: self.read_ahead_kb,
+            workloads: self.workloads,
+            rounds: self.rounds,
+            trial: self.trial,
+            warmup: self.warmup,
+            budget: self.budget,
+            objective: self.objective,
+            min_effect: self.min_effect,
+            seed: self.seed,
+            choose: self.choose,
+            size: self.size,
+            oltp: OltpSettings {
+                threads: self.oltp.oltp_threads,
+                tables: self.oltp.oltp_tables,
+                table_size: self.oltp.oltp_table_size,
+                sandbox_profile: self.oltp.sandbox_profile,
+                buffer_pool: self.oltp.oltp_buffer_pool,
+            },
+            progress: Progress::StatusLine,
+        }
+    }
+}
+
+/// A positive fio-style size.
+fn parse_file_size(s: &str) -> Result<u64, String> {
+    match crate::units::parse_size(s) {
+        Ok(0) => Err(format!("{s:?} is zero (examples: 512m, 2g)")),
+        Ok(v) => Ok(v),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]

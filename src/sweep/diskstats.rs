@@ -6,26 +6,13 @@
 //! measured window, so the finer clock is the better denominator.
 
 use crate::host::Host;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// Raw counters of one device (fields 1–11 of a diskstats line).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Counters {
-    pub rd_ios: u64,
-    pub rd_merges: u64,
-    pub rd_sectors: u64,
-    pub rd_ticks: u64,
-    pub wr_ios: u64,
-    pub wr_merges: u64,
-    pub wr_sectors: u64,
-    pub wr_ticks: u64,
-    pub in_flight: u64,
-    pub io_ticks: u64,
-    pub time_in_queue: u64,
-}
+/// Raw counters of one device: the host model's reader.
+pub use crate::model::diskstats::Counters;
 
 pub struct Snapshot {
     at: Instant,
@@ -54,60 +41,30 @@ pub struct DeviceStats {
     pub util: f64,
 }
 
-pub fn parse(text: &str) -> BTreeMap<String, Counters> {
-    let mut m = BTreeMap::new();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 14 {
-            continue;
-        }
-        let n = |i: usize| f[i + 2].parse::<u64>().unwrap_or(0);
-        m.insert(
-            f[2].to_string(),
-            Counters {
-                rd_ios: n(1),
-                rd_merges: n(2),
-                rd_sectors: n(3),
-                rd_ticks: n(4),
-                wr_ios: n(5),
-                wr_merges: n(6),
-                wr_sectors: n(7),
-                wr_ticks: n(8),
-                in_flight: n(9),
-                io_ticks: n(10),
-                time_in_queue: n(11),
-            },
-        );
-    }
-    m
-}
-
 pub fn snapshot(host: &Host) -> Result<Snapshot> {
-    let text = host
-        .read("/proc/diskstats")
-        .context("reading /proc/diskstats")?;
     Ok(Snapshot {
         at: Instant::now(),
-        devs: parse(&text),
+        devs: crate::model::diskstats::read(host)?,
     })
 }
 
 /// iostat's per-device figures between two counter sets over `ms` milliseconds.
 pub fn compute(device: &str, a: &Counters, b: &Counters, ms: f64) -> DeviceStats {
-    let d = |x: u64, y: u64| y.wrapping_sub(x) as f64;
+    // The model's delta: time counters wrap at 2^32 ms in the kernel.
+    let d = a.delta(b);
     let secs = ms / 1000.0;
-    let rd = d(a.rd_ios, b.rd_ios);
-    let wr = d(a.wr_ios, b.wr_ios);
+    let rd = d.rd_ios as f64;
+    let wr = d.wr_ios as f64;
     DeviceStats {
         device: device.to_string(),
         r_s: rd / secs,
         w_s: wr / secs,
-        rkb_s: d(a.rd_sectors, b.rd_sectors) / 2.0 / secs,
-        wkb_s: d(a.wr_sectors, b.wr_sectors) / 2.0 / secs,
-        r_await: (rd > 0.0).then(|| d(a.rd_ticks, b.rd_ticks) / rd),
-        w_await: (wr > 0.0).then(|| d(a.wr_ticks, b.wr_ticks) / wr),
-        aqu_sz: d(a.time_in_queue, b.time_in_queue) / ms,
-        util: (d(a.io_ticks, b.io_ticks) / ms * 100.0).min(100.0),
+        rkb_s: d.rd_sectors as f64 / 2.0 / secs,
+        wkb_s: d.wr_sectors as f64 / 2.0 / secs,
+        r_await: (rd > 0.0).then(|| d.rd_ticks as f64 / rd),
+        w_await: (wr > 0.0).then(|| d.wr_ticks as f64 / wr),
+        aqu_sz: d.time_in_queue as f64 / ms,
+        util: (d.io_ticks as f64 / ms * 100.0).min(100.0),
     }
 }
 
@@ -129,6 +86,7 @@ mod tests {
 
     #[test]
     fn iostat_formulas() {
+        use crate::model::diskstats::parse;
         let a =
             parse(" 254       0 vda 1000 10 8000 500 2000 20 16000 3000 0 400 3500 0 0 0 0 0 0");
         let b =

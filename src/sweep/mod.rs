@@ -1,20 +1,29 @@
 //! `innotune sweep`: scheduler comparison with confidence intervals.
 //!
-//! measure (this file: switch, run, snapshot; `server` for OLTP workloads)
-//! → analyse (`analysis`, on top of `stats`) → render (`render`). Every
-//! switch, and the OLTP server, goes through the journal, so the devices
-//! are put back and the server stopped on return, on error, on a signal,
-//! and by `innotune restore` after a crash.
-pub mod analysis;
+//! options ([`options`], from [`cli`] or built in code) → [`execute`]
+//! (switch, run each [`workload::TrialWorkload`], snapshot the devices:
+//! [`trials`]) → analysis ([`verdicts`] on top of `stats`, then
+//! [`recommend`]) → a typed [`SweepReport`] that the exporters render.
+//! Every switch, the work directory and the OLTP server ([`server`]) go
+//! through the journal, so the devices are put back and the server stopped
+//! on return, on error, on a signal, and by `innotune restore` after a
+//! crash.
 pub mod cli;
 pub mod diskstats;
+pub mod options;
 pub mod plan;
-mod render;
+pub mod recommend;
 pub mod report;
 pub mod server;
+pub mod space;
 pub mod target;
+pub mod trials;
+pub mod verdicts;
+pub mod workload;
 
-use crate::bench;
+pub use options::{Event, Progress, SweepOptions, DEFAULT_WORKLOADS};
+pub use report::SweepReport;
+
 use crate::error::Fix;
 use crate::host::Host;
 use crate::journal::{Guard, Journal};
@@ -26,21 +35,53 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use std::time::Instant;
 use target::{attr, Device};
+use workload::{Spec, TrialWorkload};
 
-/// Workloads run when none is named.
-pub const DEFAULT_WORKLOADS: [&str; 4] = ["page-read", "page-write", "fsync-4k", "mixed"];
-
-/// One workload of a sweep, loaded before anything is changed.
-enum Loaded {
-    /// File I/O from `bench` (a preset or a job file).
-    Bench(bench::Workload),
-    /// Transactions against the sweep's OLTP server.
-    Oltp(crate::oltp::Workload),
+/// `innotune sweep`: parse, journal, execute, render.
+pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
+    let command = std::iter::once("innotune".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let guard = Journal::begin(&command)?;
+    let report = execute(&ctx.host, &guard, args.options())?;
+    drop(guard);
+    if report
+        .restored
+        .iter()
+        .any(|r| matches!(r.outcome, crate::journal::Outcome::Failed { .. }))
+    {
+        crate::output::warn("some settings could not be restored; run `innotune restore`");
+    }
+    ctx.emit(&report)
 }
 
-pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
-    let host = &ctx.host;
-    let path = &args.path;
+/// Run a sweep on `host`, journaling through `guard`, and return its
+/// report. Nothing is printed: progress goes to `opts.progress`, warnings
+/// to [`crate::output::warn`].
+///
+/// The guard must hold no changes yet: the sweep puts back everything in
+/// it before returning (the devices must be as found for the
+/// recommendation to mean anything), on success and on error. Bad input
+/// fails before anything on the host changes.
+pub fn execute(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> {
+    if !guard.entries().is_empty() {
+        anyhow::bail!(
+            "internal: sweep::execute needs a journal with no changes in it (it restores everything in it when done)"
+        );
+    }
+    let out = sweep(host, guard, opts);
+    if out.is_err() {
+        // What could not be put back stays journaled; the guard's owner
+        // warns when it drops it.
+        guard.restore_all();
+    }
+    out
+}
+
+fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> {
+    let started = Instant::now();
+    let path = &opts.path;
     if !path.is_dir() {
         return Err(Fix::new(
             format!("{} is not a directory", path.display()),
@@ -51,56 +92,57 @@ pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
     let path = path
         .canonicalize()
         .with_context(|| format!("resolving {}", path.display()))?;
-    let (stack, devices) = target::devices_under(host, &path)?;
-    let devices = target::only(devices, &args.devices, &path)?;
-    let cands = plan::candidates(&args, &devices)?;
-    let workloads: Vec<String> = if args.workloads.is_empty() {
-        DEFAULT_WORKLOADS.iter().map(|s| s.to_string()).collect()
-    } else {
-        args.workloads.clone()
-    };
-    let plan = plan::plan(
-        args.rounds,
-        args.trial,
-        args.warmup,
-        args.budget,
-        cands.len() * workloads.len(),
-    )?;
-    let seed = args.seed.unwrap_or_else(rand::random);
-    let baseline = cands
-        .iter()
-        .position(|c| c.matches(&devices[0]))
-        .unwrap_or(0);
-
-    let command = std::iter::once("innotune".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
     // Work files live in a directory we create (so it is certainly ours)
-    // and journal, so even a crash leaves nothing behind after `restore`.
-    // Workloads are loaded first: a typo must not touch the host.
+    // and journal, so even a crash leaves nothing behind after `restore`;
+    // never in or around a live server's datadir.
     let workdir = path.join(format!(".innotune-sweep.{}", std::process::id()));
-    let loaded: Vec<Loaded> = workloads
+    crate::safety::refuse_near_datadir(host, &workdir, "sweep's work directory")?;
+    let (stack, devices) = target::devices_under(host, &path)?;
+    let devices = target::only(devices, &opts.devices, &path)?;
+    let cands = plan::candidates(&opts, &devices)?;
+    let names = opts.workload_names();
+    let plan = plan::plan(
+        opts.rounds,
+        opts.trial,
+        opts.warmup,
+        opts.budget,
+        cands.len() * names.len(),
+    )?;
+    let seed = opts.seed.unwrap_or_else(rand::random);
+    let current = recommend::current(&cands, &devices);
+    let baseline = current.unwrap_or(0);
+
+    // Workloads are loaded and sized before anything changes: a typo or a
+    // full filesystem must not touch the host.
+    let mut specs = workload::load(&names, &workdir)?;
+    let oltp_names: Vec<String> = specs
         .iter()
-        .map(|w| match server::oltp_workload(w) {
-            Some(o) => Ok(Loaded::Oltp(o)),
-            None => bench::load_workload(w, &workdir).map(Loaded::Bench),
-        })
-        .collect::<Result<_>>()?;
-    let oltp_names: Vec<String> = workloads
-        .iter()
-        .zip(&loaded)
-        .filter(|(_, l)| matches!(l, Loaded::Oltp(_)))
-        .map(|(w, _)| w.clone())
+        .filter(|s| matches!(s, Spec::Oltp { .. }))
+        .map(|s| s.name().to_string())
         .collect();
     let oltp_plan = if oltp_names.is_empty() {
         None
     } else {
-        Some(server::plan(&args.oltp, &oltp_names, &workdir)?)
+        Some(server::plan(&opts.oltp, &oltp_names, &workdir)?)
     };
+    let (files, warning) = space::fit(
+        &mut specs,
+        opts.size,
+        oltp_plan.as_ref().map_or(0, |p| p.disk_estimate()),
+        space::free_bytes(&path),
+        &path,
+        &workdir,
+    )?;
+    for s in &specs {
+        if let Spec::Bench(b) = s {
+            b.validate()?;
+        }
+    }
+    if let Some(w) = warning {
+        crate::output::warn(w);
+    }
 
-    let guard = Journal::begin(&command)?;
-    let started = Instant::now();
+    let progress = options::Reporter::new(&opts.progress);
     std::fs::create_dir(&workdir).map_err(|e| {
         Fix::new(
             format!("cannot create work directory {}: {e}", workdir.display()),
@@ -114,26 +156,46 @@ pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
             guard.remember_sysfs(host, attr(&d.name, "nr_requests"))?;
         }
     }
-
-    let progress = crate::output::progress::status_line();
-    // Started before any switch, under the settings found at start.
-    // Declared after the guard: on an error it is dropped (and stops
-    // cleanly) before the guard restores the rest.
+    // Every file laid out under the settings found at start, before any
+    // switch; trials then only reuse them.
+    for s in &specs {
+        if let Spec::Bench(b) = s {
+            progress.event(Event::Layout {
+                workload: b.name().to_string(),
+                bytes: b.file_bytes(),
+            });
+            b.lay_out()?;
+        }
+    }
+    // Started before any switch, under the settings found at start. On an
+    // error it is dropped (and stops cleanly) before the devices go back.
     let oltp_server = match oltp_plan {
         Some(p) => {
-            progress.set_message(format!(
-                "starting the OLTP server in {} and loading {} × {} rows",
-                p.setup.sandbox_dir.display(),
-                p.setup.tables,
-                p.setup.table_size
-            ));
-            progress.tick();
-            Some(server::OltpServer::start(p, &guard)?)
+            progress.event(Event::Server {
+                dir: p.setup.sandbox_dir.clone(),
+                tables: p.setup.tables,
+                table_size: p.setup.table_size,
+            });
+            Some(server::OltpServer::start(p, guard)?)
         }
         None => None,
     };
+    let workloads: Vec<Box<dyn TrialWorkload + '_>> = specs
+        .into_iter()
+        .map(|s| -> Result<Box<dyn TrialWorkload + '_>> {
+            Ok(match s {
+                Spec::Bench(b) => Box::new(b),
+                Spec::Oltp { name, workload } => {
+                    let srv = oltp_server.as_ref().ok_or_else(|| {
+                        anyhow::anyhow!("internal: OLTP workload without its server")
+                    })?;
+                    Box::new(workload::OltpTrial::new(&name, workload, srv))
+                }
+            })
+        })
+        .collect::<Result<_>>()?;
 
-    let names: Vec<String> = devices.iter().map(|d| d.name.clone()).collect();
+    let dev_names: Vec<String> = devices.iter().map(|d| d.name.clone()).collect();
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let mut trials = Vec::with_capacity(plan.trials);
     for round in 0..plan.rounds {
@@ -141,129 +203,94 @@ pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
         order.shuffle(&mut rng);
         for &ci in &order {
             let c = &cands[ci];
-            apply(&guard, host, &devices, c)?;
-            let mut worder: Vec<usize> = (0..loaded.len()).collect();
+            apply(guard, host, &devices, c)?;
+            let mut worder: Vec<usize> = (0..workloads.len()).collect();
             worder.shuffle(&mut rng);
             for &wi in &worder {
-                progress.set_message(format!(
-                    "round {}/{} · {} · {} · trial {}/{}",
-                    round + 1,
-                    plan.rounds,
-                    c.label,
-                    workloads[wi],
-                    trials.len() + 1,
-                    plan.trials
+                let w = &*workloads[wi];
+                progress.event(Event::Trial {
+                    round,
+                    rounds: plan.rounds,
+                    candidate: c.label.clone(),
+                    workload: w.name().to_string(),
+                    index: trials.len() + 1,
+                    total: plan.trials,
+                });
+                let under = || format!("{} under {}", w.name(), c.label);
+                if !plan.warmup.is_zero() {
+                    w.warm_up(plan.warmup)
+                        .with_context(|| format!("warm-up of {}", under()))?;
+                }
+                let before = diskstats::snapshot(host)?;
+                let m = w.measure(plan.trial).with_context(under)?;
+                let after = diskstats::snapshot(host)?;
+                trials.push(trials::Trial::new(
+                    round,
+                    trials.len(),
+                    &c.label,
+                    w.name(),
+                    w.unit(),
+                    m,
+                    &diskstats::delta(&before, &after, &dev_names),
                 ));
-                progress.tick();
-                let seq = trials.len();
-                let under = || format!("{} under {}", workloads[wi], c.label);
-                let trial = match &loaded[wi] {
-                    Loaded::Bench(w) => {
-                        if !plan.warmup.is_zero() {
-                            bench::run_workload(w, &opts(plan.warmup))
-                                .with_context(|| format!("warm-up of {}", under()))?;
-                        }
-                        let before = diskstats::snapshot(host)?;
-                        let mut res =
-                            bench::run_workload(w, &opts(plan.trial)).with_context(under)?;
-                        let after = diskstats::snapshot(host)?;
-                        // Results are keyed by the name the user typed (a job
-                        // file's internal name may differ from its path).
-                        res.name = workloads[wi].clone();
-                        analysis::Trial::from_result(
-                            round,
-                            seq,
-                            &c.label,
-                            &res,
-                            diskstats::delta(&before, &after, &names),
-                        )
-                    }
-                    Loaded::Oltp(w) => {
-                        let srv = oltp_server.as_ref().ok_or_else(|| {
-                            anyhow::anyhow!("internal: OLTP workload without its server")
-                        })?;
-                        if !plan.warmup.is_zero() {
-                            srv.run(*w, plan.warmup)
-                                .with_context(|| format!("warm-up of {}", under()))?;
-                        }
-                        let before = diskstats::snapshot(host)?;
-                        let res = srv.run(*w, plan.trial).with_context(under)?;
-                        let after = diskstats::snapshot(host)?;
-                        analysis::Trial::from_oltp(
-                            round,
-                            seq,
-                            &c.label,
-                            &workloads[wi],
-                            &res,
-                            diskstats::delta(&before, &after, &names),
-                        )
-                    }
-                };
-                trials.push(trial);
             }
         }
     }
-    progress.finish_and_clear();
+    progress.event(Event::Restoring);
+    drop(workloads);
     // Stopped before the devices are put back: its shutdown flush is
     // I/O on the swept devices, and nothing measures it.
-    let oltp = oltp_server.map(|s| s.stop(&guard)).transpose()?;
+    let oltp = oltp_server.map(|s| s.stop(guard)).transpose()?;
     let restored = guard.restore_all();
-    drop(guard);
+    drop(progress);
     let elapsed_s = started.elapsed().as_secs_f64();
 
     let copts = CompareOpts {
-        min_effect: args.min_effect,
+        min_effect: opts.min_effect,
         seed,
         ..Default::default()
     };
-    let results = analysis::cells(&trials, &cands, &workloads, copts.resamples, seed);
-    let verdicts = analysis::verdicts(
-        &trials,
+    let results = verdicts::cells(&trials, &cands, &names, copts.resamples, seed);
+    let vs = verdicts::verdicts(&trials, &cands, baseline, &names, opts.objective, &copts);
+    let pairwise = if current.is_none() && opts.choose {
+        verdicts::pairwise(&trials, &cands, &names, opts.objective, &copts)
+    } else {
+        Vec::new()
+    };
+    let recommendation = recommend::recommend(
         &cands,
         baseline,
-        &workloads,
-        args.objective,
-        &copts,
+        &vs,
+        &pairwise,
+        &devices,
+        opts.objective,
+        opts.choose,
     );
-    let recommendation = analysis::recommend(&cands, baseline, &verdicts, &devices, args.objective);
-    let report = report::SweepReport {
+    Ok(SweepReport {
         path,
         stack,
         baseline: cands[baseline].label.clone(),
-        noise: analysis::noise(&results),
+        noise: verdicts::noise(&results),
         candidates: cands,
         devices,
-        workloads,
-        objective: args.objective,
-        min_effect: args.min_effect,
+        workloads: names,
+        objective: opts.objective,
+        min_effect: opts.min_effect,
+        choose: opts.choose,
         seed,
         resamples: copts.resamples,
         plan,
+        files,
         trials_run: trials.len(),
         elapsed_s,
         results,
-        verdicts,
+        verdicts: vs,
+        pairwise,
         recommendation,
         oltp,
         restored,
         trials,
-    };
-    if report
-        .restored
-        .iter()
-        .any(|r| matches!(r.outcome, crate::journal::Outcome::Failed { .. }))
-    {
-        crate::output::warn("some settings could not be restored; run `innotune restore`");
-    }
-    ctx.emit(&report)
-}
-
-fn opts(runtime: std::time::Duration) -> bench::RunOpts {
-    bench::RunOpts {
-        runtime,
-        ramp: std::time::Duration::ZERO,
-        progress: false,
-    }
+    })
 }
 
 /// Put candidate `c` on every device: scheduler first (it resets

@@ -1,7 +1,7 @@
 //! What a sweep will run: candidates (scheduler × extra dimensions), rounds,
 //! trial length, and how a `--budget` is spent.
 
-use super::cli::SweepArgs;
+use super::options::SweepOptions;
 use super::target::Device;
 use crate::error::Fix;
 use anyhow::Result;
@@ -28,7 +28,33 @@ pub struct Candidate {
     pub read_ahead_kb: Option<u32>,
 }
 
+/// `kyber/nr=64/ra=128`: how a setting is named (a label without the A/A
+/// `#k`).
+fn setting_name(scheduler: &str, nr: Option<u32>, ra: Option<u32>) -> String {
+    let mut s = scheduler.to_string();
+    if let Some(n) = nr {
+        s.push_str(&format!("/nr={n}"));
+    }
+    if let Some(r) = ra {
+        s.push_str(&format!("/ra={r}"));
+    }
+    s
+}
+
 impl Candidate {
+    /// The setting's name: the label without the `#k` an A/A run adds, so
+    /// a recommendation names `none`, never `none#1`.
+    pub fn setting(&self) -> String {
+        setting_name(&self.scheduler, self.nr_requests, self.read_ahead_kb)
+    }
+
+    /// Do both set the devices the same way (an A/A pair)?
+    pub fn same_setting(&self, o: &Candidate) -> bool {
+        self.scheduler == o.scheduler
+            && self.nr_requests == o.nr_requests
+            && self.read_ahead_kb == o.read_ahead_kb
+    }
+
     /// Does `d` hold this candidate's settings now?
     pub fn matches(&self, d: &Device) -> bool {
         self.scheduler == d.scheduler
@@ -46,8 +72,17 @@ impl NoneOrEq for Option<u32> {
     }
 }
 
-/// Build the candidate list from the flags and what the devices offer.
-pub fn candidates(args: &SweepArgs, devices: &[Device]) -> Result<Vec<Candidate>> {
+/// How many different settings `cands` hold (A/A duplicates count once).
+pub fn distinct_settings(cands: &[Candidate]) -> usize {
+    cands
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| !cands[..*i].iter().any(|o| o.same_setting(c)))
+        .count()
+}
+
+/// Build the candidate list from the options and what the devices offer.
+pub fn candidates(args: &SweepOptions, devices: &[Device]) -> Result<Vec<Candidate>> {
     let offered_by_all = |s: &str| devices.iter().all(|d| d.offered.iter().any(|o| o == s));
     let scheds: Vec<String> = if args.schedulers.is_empty() {
         devices[0]
@@ -93,15 +128,8 @@ pub fn candidates(args: &SweepArgs, devices: &[Device]) -> Result<Vec<Candidate>
     for s in &scheds {
         for nr in &nrs {
             for ra in &ras {
-                let mut label = s.clone();
-                if let Some(n) = nr {
-                    label.push_str(&format!("/nr={n}"));
-                }
-                if let Some(r) = ra {
-                    label.push_str(&format!("/ra={r}"));
-                }
                 out.push(Candidate {
-                    label,
+                    label: setting_name(s, *nr, *ra),
                     scheduler: s.clone(),
                     nr_requests: *nr,
                     read_ahead_kb: *ra,
@@ -133,16 +161,21 @@ pub fn candidates(args: &SweepArgs, devices: &[Device]) -> Result<Vec<Candidate>
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
     pub rounds: u32,
-    #[serde(serialize_with = "secs")]
+    #[serde(rename = "trial_s", serialize_with = "secs")]
     pub trial: Duration,
-    #[serde(serialize_with = "secs")]
+    #[serde(rename = "warmup_s", serialize_with = "secs")]
     pub warmup: Duration,
     /// Trials in total (rounds × candidates × workloads).
     pub trials: usize,
-    /// Expected duration, excluding the first layout of work files.
-    #[serde(serialize_with = "secs")]
+    /// Expected duration, excluding the layout of work files and the OLTP
+    /// server's start and load.
+    #[serde(rename = "estimated_s", serialize_with = "secs")]
     pub estimated: Duration,
-    #[serde(serialize_with = "opt_secs", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "budget_s",
+        serialize_with = "opt_secs",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub budget: Option<Duration>,
     /// One sentence: what was chosen and why.
     pub note: String,
@@ -158,14 +191,13 @@ fn opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S
     }
 }
 
-fn fmt_d(d: Duration) -> String {
+/// `2m05s` from a minute up (whole seconds, rounded once before splitting
+/// so 179.6 s reads `3m00s`, not `2m60s`), `12.5s` below.
+pub fn fmt_d(d: Duration) -> String {
     let s = d.as_secs_f64();
-    if s >= 60.0 {
-        format!(
-            "{}m{:02}s",
-            (s / 60.0).floor() as u64,
-            (s % 60.0).round() as u64
-        )
+    if s >= 59.95 {
+        let whole = s.round() as u64;
+        format!("{}m{:02}s", whole / 60, whole % 60)
     } else {
         format!("{s:.1}s")
     }
@@ -272,6 +304,50 @@ mod tests {
 
     fn s(x: u64) -> Duration {
         Duration::from_secs(x)
+    }
+
+    #[test]
+    fn durations_round_once() {
+        let ms = Duration::from_millis;
+        assert_eq!(fmt_d(ms(179_600)), "3m00s");
+        assert_eq!(fmt_d(ms(119_500)), "2m00s");
+        assert_eq!(fmt_d(ms(125_000)), "2m05s");
+        assert_eq!(fmt_d(ms(59_960)), "1m00s");
+        assert_eq!(fmt_d(ms(12_500)), "12.5s");
+        for tenths in 0..10_000u64 {
+            let f = fmt_d(ms(tenths * 100));
+            if let Some((_, sec)) = f.split_once('m') {
+                let sec: u64 = sec.trim_end_matches('s').parse().unwrap();
+                assert!(sec < 60, "{} → {f}", tenths as f64 / 10.0);
+            }
+            assert_ne!(f, "60.0s");
+        }
+        // A budget plan's note: every duration in it well formed.
+        for b in [150u64, 170, 179, 180, 181, 239, 600] {
+            for per_round in [1usize, 3, 8, 16] {
+                if let Ok(p) = plan(5, s(10), s(2), Some(s(b)), per_round) {
+                    assert!(!p.note.contains("m60s"), "{}", p.note);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn settings_name_a_a_pairs_once() {
+        let c = |l: &str, s: &str| Candidate {
+            label: l.into(),
+            scheduler: s.into(),
+            nr_requests: None,
+            read_ahead_kb: Some(128),
+        };
+        let (a, b, k) = (
+            c("none/ra=128#1", "none"),
+            c("none/ra=128#2", "none"),
+            c("kyber/ra=128", "kyber"),
+        );
+        assert_eq!(a.setting(), "none/ra=128");
+        assert!(a.same_setting(&b) && !a.same_setting(&k));
+        assert_eq!(distinct_settings(&[a, b, k]), 2);
     }
 
     #[test]

@@ -1,11 +1,21 @@
-//! The typed result of `innotune sweep` (JSON schema: docs/json-sweep.md).
+//! The typed result of `innotune sweep` (JSON schema: docs/json-sweep.md)
+//! and the document it turns into for text and markdown (and, later, the
+//! HTML report's charts, from the [`Series`] blocks).
 
-use super::analysis::{Cell, Noise, Recommendation, Trial, WorkloadVerdict};
 use super::cli::Objective;
 use super::plan::{Candidate, Plan};
+use super::recommend::{Action, Recommendation};
+use super::space::FilePlan;
 use super::target::Device;
+use super::trials::{Trial, Unit};
+use super::verdicts::{Cell as Result_, Noise, WorkloadVerdict};
 use crate::error::exit;
-use crate::journal::Restored;
+use crate::export::doc::{
+    Cell, ChartKind, Column, Document, KeyValues, Line, Point, Series, Table, Tone,
+};
+use crate::export::text::fmt_num;
+use crate::journal::{Outcome, Restored};
+use crate::stats::Verdict;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -17,43 +27,52 @@ pub struct SweepReport {
     /// The devices that were switched (those with a scheduler), as found at start.
     pub devices: Vec<Device>,
     pub candidates: Vec<Candidate>,
-    /// Label of the candidate every other is compared with: the setting
-    /// active at start on the top device (else the first candidate).
+    /// Label of the candidate every other is compared with: the one holding
+    /// the devices' current setting, else the first.
     pub baseline: String,
     pub workloads: Vec<String>,
     pub objective: Objective,
+    /// Smallest relative effect that counts. JSON: `min_effect_pct`.
+    #[serde(rename = "min_effect_pct", serialize_with = "crate::stats::as_pct")]
     pub min_effect: f64,
+    /// `--choose`: pick among the candidates when the current setting was
+    /// not measured.
+    pub choose: bool,
     pub seed: u64,
     pub resamples: usize,
     pub plan: Plan,
+    /// The work directory and the size of the files in it.
+    pub files: FilePlan,
     /// Trials that ran (equals plan.trials for a complete run).
     pub trials_run: usize,
-    /// Wall-clock seconds the sweep took.
+    /// Wall-clock seconds the sweep took, layout and server start included.
     pub elapsed_s: f64,
     pub noise: Noise,
-    /// Per candidate and workload: medians with 95% CIs.
-    pub results: Vec<Cell>,
-    /// Per workload and non-baseline candidate.
+    /// Per workload and candidate: medians with 95% CIs.
+    pub results: Vec<Result_>,
+    /// Per workload, every candidate but the baseline against it.
     pub verdicts: Vec<WorkloadVerdict>,
+    /// With `--choose` and an unmeasured current setting: every pair of
+    /// candidates with different settings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pairwise: Vec<WorkloadVerdict>,
     pub recommendation: Recommendation,
     /// The server OLTP workloads ran against; absent without them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oltp: Option<super::server::OltpSetup>,
-    /// What was put back at the end (every switched attribute).
+    /// What was put back at the end.
     pub restored: Vec<Restored>,
     /// Every trial, in the order it ran.
     pub trials: Vec<Trial>,
 }
 
-impl crate::output::Report for SweepReport {
+impl crate::export::Report for SweepReport {
     const COMMAND: &'static str = "sweep";
-    fn render_text(
-        &self,
-        out: &mut dyn std::io::Write,
-        style: crate::output::Style,
-    ) -> std::io::Result<()> {
-        super::render::text(self, out, style)
+
+    fn document(&self) -> Document {
+        document(self)
     }
+
     /// 0: the recommendation is what the devices use now; 1: it differs
     /// (a pending change for the user to apply).
     fn exit_code(&self) -> i32 {
@@ -62,5 +81,563 @@ impl crate::output::Report for SweepReport {
         } else {
             exit::OK
         }
+    }
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+/// How latencies of one table are shown: µs, or ms once they reach 10 ms.
+#[derive(Clone, Copy)]
+struct LatencyUnit {
+    name: &'static str,
+    ns: f64,
+}
+
+fn latency_unit(max_ns: u64) -> LatencyUnit {
+    if max_ns >= 10_000_000 {
+        LatencyUnit {
+            name: "ms",
+            ns: 1e6,
+        }
+    } else {
+        LatencyUnit {
+            name: "µs",
+            ns: 1e3,
+        }
+    }
+}
+
+fn ci(lo: f64, hi: f64) -> String {
+    format!("{}–{}", fmt_num(lo), fmt_num(hi))
+}
+
+fn verdict_cell(v: Verdict) -> Cell {
+    let tone = match v {
+        Verdict::Better => Tone::Good,
+        Verdict::Worse => Tone::Bad,
+        Verdict::NoSignificantDifference => Tone::Plain,
+    };
+    Cell::text(v.as_str()).tone(tone)
+}
+
+fn ratio(c: &crate::stats::Comparison) -> String {
+    match (c.ratio, c.ci_low, c.ci_high) {
+        (Some(x), Some(l), Some(h)) => format!("{x:.2}× [{l:.2}–{h:.2}], p = {:.3}", c.p_value),
+        _ => "no ratio".into(),
+    }
+}
+
+fn document(r: &SweepReport) -> Document {
+    let mut d = Document::new(format!("innotune sweep {}", r.path.display()));
+    d.key_values(overview(r));
+    for w in &r.workloads {
+        let cells: Vec<&Result_> = r.results.iter().filter(|c| &c.workload == w).collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let unit = cells[0].throughput.unit;
+        let lat = latency_unit(
+            cells
+                .iter()
+                .filter_map(|c| c.p99_ns.as_ref().map(|p| p.median))
+                .max()
+                .unwrap_or(0),
+        );
+        d.table(workload_table(r, w, &cells, unit, lat));
+        for s in workload_series(w, &cells, unit, lat) {
+            d.series(s);
+        }
+    }
+    let alpha = 0.05 / r.workloads.len().max(1) as f64;
+    d.paragraph(format!(
+        "Verdicts need a {} CI of the ratio to {} that excludes 1, an effect of at least {}, and an exact rank test p ≤ {} (0.05 over {} workload{}); the {} objective decides.",
+        pct(1.0 - alpha),
+        r.baseline,
+        pct(r.min_effect),
+        fmt_num(alpha),
+        r.workloads.len(),
+        if r.workloads.len() == 1 { "" } else { "s" },
+        objective_name(r.objective)
+    ));
+    for v in r
+        .verdicts
+        .iter()
+        .chain(&r.pairwise)
+        .filter(|v| v.verdict != Verdict::NoSignificantDifference)
+    {
+        let tone = if v.verdict == Verdict::Better {
+            Tone::Good
+        } else {
+            Tone::Warn
+        };
+        let mut parts = vec![format!(
+            "{} {}",
+            v.unit().label(),
+            ratio(&v.throughput.comparison)
+        )];
+        if let Some(p) = &v.p99 {
+            parts.push(format!("p99 {}", ratio(p)));
+        }
+        d.note(
+            tone,
+            format!(
+                "{} vs {} on {}: {} ({})",
+                v.candidate,
+                v.baseline,
+                v.workload,
+                v.verdict.as_str(),
+                parts.join("; ")
+            ),
+        );
+    }
+    let rec = &r.recommendation;
+    let mut kv = KeyValues::new();
+    let exit = if rec.pending_change {
+        "a pending change, exit 1"
+    } else {
+        "nothing to change, exit 0"
+    };
+    kv.add(
+        "Recommendation",
+        Cell::text(format!("{} ({exit})", rec.headline())).tone(match rec.action {
+            Action::Change => Tone::Strong,
+            Action::Keep => Tone::Good,
+        }),
+    );
+    kv.add("Why", rec.reason.clone());
+    d.key_values(kv);
+    if !r.restored.is_empty() {
+        d.table(restored_table(&r.restored));
+    }
+    d
+}
+
+fn objective_name(o: Objective) -> &'static str {
+    match o {
+        Objective::Throughput => "throughput",
+        Objective::Latency => "latency",
+        Objective::Balanced => "balanced",
+    }
+}
+
+fn overview(r: &SweepReport) -> KeyValues {
+    let mut kv = KeyValues::new();
+    kv.add("Stack", r.stack.join(" → "));
+    let devs: Vec<String> = r
+        .devices
+        .iter()
+        .map(|d| format!("{} (was {})", d.name, d.scheduler))
+        .collect();
+    kv.add("Switched", devs.join(", "));
+    let labels: Vec<&str> = r.candidates.iter().map(|c| c.label.as_str()).collect();
+    let base = if r.recommendation.current_measured {
+        format!("{} holds the current setting", r.baseline)
+    } else {
+        format!(
+            "{} is the reference: the current setting was not a candidate",
+            r.baseline
+        )
+    };
+    kv.add("Candidates", format!("{} ({base})", labels.join(", ")));
+    kv.add("Workloads", r.workloads.join(", "));
+    kv.add(
+        "Objective",
+        format!(
+            "{}, minimum effect {}{}",
+            objective_name(r.objective),
+            pct(r.min_effect),
+            if r.choose { ", --choose" } else { "" }
+        ),
+    );
+    kv.add("Plan", r.plan.note.clone());
+    kv.add("Files", r.files.describe());
+    if let Some(o) = &r.oltp {
+        let data = o
+            .dataset_bytes
+            .map(|b| format!(" ≈ {}", crate::units::fmt_size(b)))
+            .unwrap_or_default();
+        kv.add(
+            "OLTP",
+            format!(
+                "{} on {} in {} (profile {}, buffer pool {}; {} × {} rows{data}, loaded in {:.0}s; {} threads); throughput in transactions/s (tps), p99 the transaction's",
+                o.workloads.join(", "),
+                o.server_version,
+                o.sandbox_dir.display(),
+                o.profile,
+                crate::units::fmt_size(o.buffer_pool_bytes),
+                o.tables,
+                o.table_size,
+                o.prepare_s,
+                o.threads
+            ),
+        );
+    }
+    kv.add(
+        "Ran",
+        format!(
+            "{} trials in {} (seed {})",
+            r.trials_run,
+            super::plan::fmt_d(std::time::Duration::from_secs_f64(r.elapsed_s.max(0.0))),
+            r.seed
+        ),
+    );
+    let n = &r.noise;
+    let cv = |name: &str, m: Option<f64>, x: Option<f64>| match (m, x) {
+        (Some(m), Some(x)) => Some(format!("{name} CV median {} (max {})", pct(m), pct(x))),
+        _ => None,
+    };
+    let noise: Vec<String> = [
+        cv("IOPS", n.iops_cv_median, n.iops_cv_max),
+        cv("tps", n.tps_cv_median, n.tps_cv_max),
+        cv("p99", n.p99_cv_median, n.p99_cv_max),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !noise.is_empty() {
+        kv.add("Noise", noise.join(", "));
+    }
+    kv
+}
+
+fn workload_table(
+    r: &SweepReport,
+    w: &str,
+    cells: &[&Result_],
+    unit: Unit,
+    lat: LatencyUnit,
+) -> Table {
+    let has_bw = cells.iter().any(|c| c.bandwidth_bytes_per_s.is_some());
+    let mut cols = vec![
+        Column::text("candidate"),
+        Column::num("throughput", Some(unit.label())),
+        Column::num("95% CI", Some(unit.label())),
+    ];
+    if has_bw {
+        cols.push(Column::num("bandwidth", Some("MiB/s")));
+    }
+    cols.push(Column::num("p99", Some(lat.name)));
+    cols.push(Column::num("95% CI", Some(lat.name)));
+    cols.push(Column::text(format!("vs {}", r.baseline)));
+    let mut t = Table::new(cols).titled(format!("{w} ({})", unit.label()));
+    for c in cells {
+        let s = &c.throughput.summary;
+        let mut row = vec![
+            Cell::text(c.candidate.clone()),
+            Cell::num(s.median, fmt_num(s.median)),
+            Cell::text(ci(s.ci_low, s.ci_high)),
+        ];
+        if has_bw {
+            row.push(match &c.bandwidth_bytes_per_s {
+                Some(b) => {
+                    let mib = b.median / (1024.0 * 1024.0);
+                    Cell::num(mib, fmt_num(mib))
+                }
+                None => Cell::empty(),
+            });
+        }
+        match &c.p99_ns {
+            Some(p) => {
+                let m = p.median as f64 / lat.ns;
+                row.push(Cell::num(m, fmt_num(m)));
+                row.push(Cell::text(ci(
+                    p.ci_low as f64 / lat.ns,
+                    p.ci_high as f64 / lat.ns,
+                )));
+            }
+            None => {
+                row.push(Cell::text("-"));
+                row.push(Cell::empty());
+            }
+        }
+        row.push(if c.candidate == r.baseline {
+            Cell::text("baseline").tone(Tone::Dim)
+        } else {
+            match r
+                .verdicts
+                .iter()
+                .find(|v| v.candidate == c.candidate && v.workload == w)
+            {
+                Some(v) => verdict_cell(v.verdict),
+                None => Cell::text("-"),
+            }
+        });
+        t.row(row);
+    }
+    t
+}
+
+/// Bars with 95% CIs per candidate: throughput, and p99 when there is one.
+fn workload_series(w: &str, cells: &[&Result_], unit: Unit, lat: LatencyUnit) -> Vec<Series> {
+    let bars = |title: String, y: &str, y_unit: &str, points: Vec<Point>| Series {
+        title,
+        kind: ChartKind::Bar,
+        x_label: "candidate".into(),
+        y_label: y.into(),
+        y_unit: Some(y_unit.into()),
+        lines: vec![Line {
+            name: "median".into(),
+            points,
+        }],
+        // The workload's table has these numbers.
+        table_fallback: false,
+    };
+    let mut out = vec![bars(
+        format!("{w}: throughput by candidate (median, 95% CI)"),
+        "throughput",
+        unit.label(),
+        cells
+            .iter()
+            .map(|c| {
+                let s = &c.throughput.summary;
+                Point {
+                    x: c.candidate.clone(),
+                    y: s.median,
+                    ci: Some((s.ci_low, s.ci_high)),
+                }
+            })
+            .collect(),
+    )];
+    let p99: Vec<Point> = cells
+        .iter()
+        .filter_map(|c| {
+            let p = c.p99_ns.as_ref()?;
+            Some(Point {
+                x: c.candidate.clone(),
+                y: p.median as f64 / lat.ns,
+                ci: Some((p.ci_low as f64 / lat.ns, p.ci_high as f64 / lat.ns)),
+            })
+        })
+        .collect();
+    if !p99.is_empty() {
+        out.push(bars(
+            format!("{w}: p99 latency by candidate (median, 95% CI)"),
+            "p99",
+            lat.name,
+            p99,
+        ));
+    }
+    out
+}
+
+fn restored_table(restored: &[Restored]) -> Table {
+    let mut t = Table::new(vec![
+        Column::text("kind"),
+        Column::text("path"),
+        Column::text("put back"),
+        Column::text("outcome"),
+    ])
+    .titled("Restored");
+    for x in restored {
+        let tone = match x.outcome {
+            Outcome::Failed { .. } | Outcome::Conflict { .. } => Tone::Bad,
+            _ => Tone::Plain,
+        };
+        t.row(vec![
+            Cell::text(x.kind),
+            Cell::text(x.path.display().to_string()),
+            Cell::text(x.original.clone().unwrap_or_else(|| "-".into())),
+            Cell::text(x.outcome.to_string()).tone(tone),
+        ]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan;
+    use super::super::recommend::{current, recommend};
+    use super::super::space::{FilePlan, Sizing};
+    use super::super::trials::tests::{bench_trial, oltp_trial};
+    use super::super::verdicts::{cells, noise, tests::cand, verdicts};
+    use super::*;
+    use crate::export::doc::Block;
+    use crate::export::{Exporter, Report};
+    use crate::stats::CompareOpts;
+
+    fn report() -> SweepReport {
+        let cands = vec![cand("none", "none"), cand("mq-deadline", "mq-deadline")];
+        let ws = vec!["mixed".to_string(), "oltp_read_write".to_string()];
+        let mut trials = vec![];
+        for r in 0..5u32 {
+            let j = r as f64;
+            trials.push(bench_trial(
+                r,
+                "none",
+                "mixed",
+                1000.0 + j,
+                20_000.0 + 300.0 * j,
+            ));
+            trials.push(bench_trial(
+                r,
+                "mq-deadline",
+                "mixed",
+                1001.0 - j,
+                900.0 + 25.0 * j,
+            ));
+            trials.push(oltp_trial(r, "none", 800.0 + j, 20.0 + j));
+            trials.push(oltp_trial(r, "mq-deadline", 805.0 - j, 20.0 - j / 2.0));
+        }
+        let devices = vec![Device {
+            name: "loop0".into(),
+            offered: vec!["none".into(), "mq-deadline".into()],
+            scheduler: "none".into(),
+            nr_requests: Some(128),
+            read_ahead_kb: Some(128),
+            rotational: Some(false),
+            hw_queues: Some(1),
+            kernel_default: "none".into(),
+        }];
+        let o = Objective::Latency;
+        let copts = CompareOpts::default();
+        let base = current(&cands, &devices).unwrap();
+        let results = cells(&trials, &cands, &ws, 500, 1);
+        let vs = verdicts(&trials, &cands, base, &ws, o, &copts);
+        let recommendation = recommend(&cands, base, &vs, &[], &devices, o, false);
+        SweepReport {
+            path: "/mnt/x".into(),
+            stack: vec!["loop0".into()],
+            devices,
+            baseline: cands[base].label.clone(),
+            candidates: cands,
+            workloads: ws,
+            objective: o,
+            min_effect: 0.03,
+            choose: false,
+            seed: 1,
+            resamples: 500,
+            plan: plan::plan(
+                5,
+                std::time::Duration::from_secs(1),
+                Default::default(),
+                None,
+                4,
+            )
+            .unwrap(),
+            files: FilePlan {
+                work_dir: "/mnt/x/.innotune-sweep.1".into(),
+                free_bytes: Some(10 << 30),
+                need_bytes: 2 << 30,
+                oltp_estimate_bytes: 0,
+                sizing: Sizing::Workloads,
+                workloads: vec![],
+            },
+            trials_run: trials.len(),
+            elapsed_s: 179.6,
+            noise: noise(&results),
+            results,
+            verdicts: vs,
+            pairwise: vec![],
+            recommendation,
+            oltp: None,
+            restored: vec![],
+            trials,
+        }
+    }
+
+    fn render(r: &SweepReport, e: &dyn Exporter) -> String {
+        let mut out = Vec::new();
+        e.export(&r.document(), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn document_has_tables_with_units_series_and_the_recommendation() {
+        let r = report();
+        assert_eq!(r.recommendation.setting.as_deref(), Some("mq-deadline"));
+        let doc = r.document();
+        let tables: Vec<&Table> = doc
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        // One per workload (nothing was restored in this synthetic run).
+        assert_eq!(tables.len(), 2);
+        let heads = |t: &Table| t.columns.iter().map(|c| c.header()).collect::<Vec<_>>();
+        let mixed = heads(tables[0]);
+        assert!(
+            mixed.contains(&"throughput (IOPS)".to_string()),
+            "{mixed:?}"
+        );
+        // none's mixed p99 is 20 ms: shown in ms.
+        assert!(mixed.contains(&"p99 (ms)".to_string()), "{mixed:?}");
+        assert!(
+            mixed.contains(&"bandwidth (MiB/s)".to_string()),
+            "{mixed:?}"
+        );
+        let oltp = heads(tables[1]);
+        assert!(oltp.contains(&"throughput (tps)".to_string()), "{oltp:?}");
+        assert!(!oltp.iter().any(|h| h.contains("MiB/s")), "{oltp:?}");
+        let series: Vec<&Series> = doc
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Series(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(series.len(), 4, "throughput and p99 per workload");
+        for s in &series {
+            assert_eq!(s.kind, ChartKind::Bar);
+            for p in &s.lines[0].points {
+                let (lo, hi) = p.ci.unwrap();
+                assert!(lo <= p.y && p.y <= hi, "{s:?}");
+            }
+        }
+
+        let text = render(
+            &r,
+            &crate::export::text::Text::new(crate::output::Style::plain()),
+        );
+        assert!(
+            text.contains("Recommendation: change to mq-deadline (a pending change, exit 1)"),
+            "{text}"
+        );
+        assert!(text.contains("mixed (IOPS)"), "{text}");
+        assert!(text.contains("Ran:"), "{text}");
+        assert!(text.contains("3m00s"), "elapsed 179.6 s: {text}");
+        assert!(!text.contains("\n\n\n"), "no empty blocks: {text}");
+        let md = render(&r, &crate::export::markdown::Markdown);
+        assert!(
+            md.contains("| candidate | throughput (IOPS) | 95% CI (IOPS) |"),
+            "{md}"
+        );
+        assert!(md.contains("p99 (ms)"), "{md}");
+    }
+
+    #[test]
+    fn json_has_units_in_keys() {
+        let r = report();
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["min_effect_pct"], 3.0);
+        assert!(j["plan"]["trial_s"].is_number(), "{}", j["plan"]);
+        assert_eq!(j["recommendation"]["action"], "change");
+        assert_eq!(j["recommendation"]["current_measured"], true);
+        assert!(j.get("pairwise").is_none());
+        // No key anywhere holds a slash, a dash or the old µs suffix.
+        fn walk(v: &serde_json::Value, path: &str) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    for (k, x) in m {
+                        // Device names are values, not keys; sysfs names
+                        // (read_ahead_kb) are the attribute's own.
+                        assert!(
+                            !k.contains('/') && !k.contains('-') && !k.ends_with("_us"),
+                            "{path}.{k}"
+                        );
+                        assert!(!x.is_null(), "{path}.{k} is null");
+                        walk(x, &format!("{path}.{k}"));
+                    }
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, path)),
+                _ => {}
+            }
+        }
+        walk(&j, "result");
     }
 }

@@ -11,7 +11,6 @@
 //! the next: both land on candidates in the sweep's random order, so they
 //! widen the intervals instead of biasing a candidate.
 
-use super::cli::OltpArgs;
 use crate::db::ConnSpec;
 use crate::error::Fix;
 use crate::journal::Guard;
@@ -57,9 +56,46 @@ pub struct OltpSetup {
     /// Seconds to create and load the tables (not part of any trial).
     pub prepare_s: f64,
     /// Data + index bytes of the tables after loading (information_schema,
-    /// InnoDB's estimate), to compare with the buffer pool.
+    /// InnoDB's estimate), to compare with the buffer pool; absent when the
+    /// server would not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dataset_bytes: Option<u64>,
 }
+
+/// How OLTP workloads run (see `--oltp-*` in `innotune sweep --help`).
+#[derive(Debug, Clone)]
+pub struct OltpSettings {
+    /// Client threads (sysbench --threads).
+    pub threads: u32,
+    /// Tables to load (sysbench --tables).
+    pub tables: u32,
+    /// Rows per table (sysbench --table-size).
+    pub table_size: u32,
+    /// `default`, `before`, `after`, or a file of `name = value` lines.
+    pub sandbox_profile: String,
+    /// innodb_buffer_pool_size; None: the profile's, else 32M.
+    pub buffer_pool: Option<String>,
+}
+
+impl Default for OltpSettings {
+    fn default() -> Self {
+        OltpSettings {
+            threads: 8,
+            tables: 4,
+            table_size: 100_000,
+            sandbox_profile: "default".into(),
+            buffer_pool: None,
+        }
+    }
+}
+
+/// Bytes a row of sysbench's table takes on disk with its index (measured:
+/// about 92 MiB for 4 × 100,000 rows).
+const ROW_BYTES: u64 = 240;
+/// What a fresh MariaDB/MySQL datadir takes before any table: redo log
+/// (MariaDB 10.11's default innodb_log_file_size is 96 MiB), system and
+/// undo tablespaces, the mysql schema, Aria logs.
+const SERVER_BYTES: u64 = 192 << 20;
 
 /// Everything checked before the host is touched.
 pub struct OltpPlan {
@@ -81,15 +117,23 @@ fn positive(v: u32, flag: &str) -> Result<()> {
 /// Validate the OLTP options for `workloads` (OLTP names only) and the
 /// sandbox's place under `workdir`. Bad input fails here, one line, with
 /// nothing changed.
-pub fn plan(args: &OltpArgs, workloads: &[String], workdir: &Path) -> Result<OltpPlan> {
-    positive(args.oltp_threads, "--oltp-threads")?;
-    positive(args.oltp_tables, "--oltp-tables")?;
-    positive(args.oltp_table_size, "--oltp-table-size")?;
-    let profile = Profile::parse(&args.sandbox_profile)?;
-    let (bp, source) = match (
-        &args.oltp_buffer_pool,
-        profile.var("innodb_buffer_pool_size"),
-    ) {
+pub fn plan(args: &OltpSettings, workloads: &[String], workdir: &Path) -> Result<OltpPlan> {
+    positive(args.threads, "--oltp-threads")?;
+    positive(args.tables, "--oltp-tables")?;
+    positive(args.table_size, "--oltp-table-size")?;
+    // The sandbox's own error names `sandbox start --profile`.
+    let profile = Profile::parse(&args.sandbox_profile).map_err(|e| {
+        Fix::new(
+            format!(
+                "--sandbox-profile: {}",
+                e.downcast_ref::<Fix>()
+                    .map(|f| f.what.clone())
+                    .unwrap_or_else(|| crate::error::one_line(&e))
+            ),
+            "give --sandbox-profile default, before, after, or a file of `name = value` lines",
+        )
+    })?;
+    let (bp, source) = match (&args.buffer_pool, profile.var("innodb_buffer_pool_size")) {
         (Some(s), _) => (s.clone(), "option"),
         (None, Some(v)) => (v.to_string(), "profile"),
         (None, None) => (DEFAULT_BUFFER_POOL.to_string(), "default"),
@@ -118,17 +162,17 @@ pub fn plan(args: &OltpArgs, workloads: &[String], workdir: &Path) -> Result<Olt
         ));
     }
     let opts = OltpOptions {
-        threads: args.oltp_threads,
-        tables: args.oltp_tables,
-        table_size: args.oltp_table_size,
+        threads: args.threads,
+        tables: args.tables,
+        table_size: args.table_size,
         ..Default::default()
     };
     Ok(OltpPlan {
         setup: OltpSetup {
             workloads: workloads.to_vec(),
-            threads: args.oltp_threads,
-            tables: args.oltp_tables,
-            table_size: args.oltp_table_size,
+            threads: args.threads,
+            tables: args.tables,
+            table_size: args.table_size,
             profile: profile.name().to_string(),
             buffer_pool_bytes: bytes,
             buffer_pool_source: source,
@@ -140,6 +184,16 @@ pub fn plan(args: &OltpArgs, workloads: &[String], workdir: &Path) -> Result<Olt
         profile,
         opts,
     })
+}
+
+impl OltpPlan {
+    /// Disk space the server's directory will take, estimated before it
+    /// exists (for the sweep's free-space plan): the tables with half again
+    /// for write workloads' growth and page splits, plus a fresh server.
+    pub fn disk_estimate(&self) -> u64 {
+        let rows = self.setup.tables as u64 * self.setup.table_size as u64;
+        rows * ROW_BYTES * 3 / 2 + SERVER_BYTES
+    }
 }
 
 /// The running, loaded server. Dropping it (an error path) stops it

@@ -3,6 +3,7 @@
 
 use crate::error::Fix;
 use crate::host::Host;
+use crate::model::block::Queue;
 use anyhow::Result;
 use serde::Serialize;
 use std::path::Path;
@@ -28,23 +29,6 @@ pub fn attr(name: &str, a: &str) -> String {
     format!("/sys/block/{name}/queue/{a}")
 }
 
-/// Parse `none [mq-deadline] kyber` → (offered, active).
-pub fn parse_scheduler(raw: &str) -> (Vec<String>, Option<String>) {
-    let mut active = None;
-    let offered = raw
-        .split_whitespace()
-        .map(|w| {
-            if let Some(n) = w.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
-                active = Some(n.to_string());
-                n.to_string()
-            } else {
-                w.to_string()
-            }
-        })
-        .collect();
-    (offered, active)
-}
-
 /// The kernel's default for a device class. The kernel (block/elevator.c)
 /// gives mq-deadline to single-hardware-queue devices and none to multi-queue
 /// ones; drivers that opt out (loop sets BLK_MQ_F_NO_SCHED_BY_DEFAULT) get
@@ -61,29 +45,21 @@ pub fn kernel_default(name: &str, rotational: Option<bool>, hw_queues: Option<us
     }
 }
 
-/// Read one device; `None` when it has no scheduler (dm, md, partitions).
-pub fn read_device(host: &Host, name: &str) -> Option<Device> {
-    let raw = host.read(attr(name, "scheduler")).ok()?;
-    let (offered, active) = parse_scheduler(&raw);
-    let scheduler = active?;
-    let rotational = host.read_u64(attr(name, "rotational")).ok().map(|v| v == 1);
-    let hw_queues = host
-        .list(format!("/sys/block/{name}/mq"))
-        .ok()
-        .map(|v| v.len());
+/// A device as sweep sees it, from the host model's queue; `None` when it
+/// has no scheduler to switch (bio-based dm and md print a bare `none`).
+fn from_queue(name: &str, q: &Queue) -> Option<Device> {
+    if !q.switchable() {
+        return None;
+    }
+    let rotational = q.rotational.value().copied();
+    let hw_queues = q.hw_queues.value().map(|v| *v as usize);
     Some(Device {
         kernel_default: kernel_default(name, rotational, hw_queues),
         name: name.to_string(),
-        offered,
-        scheduler,
-        nr_requests: host
-            .read_u64(attr(name, "nr_requests"))
-            .ok()
-            .map(|v| v as u32),
-        read_ahead_kb: host
-            .read_u64(attr(name, "read_ahead_kb"))
-            .ok()
-            .map(|v| v as u32),
+        offered: q.schedulers_available.value()?.clone(),
+        scheduler: q.scheduler.value()?.clone(),
+        nr_requests: q.nr_requests.value().map(|v| *v as u32),
+        read_ahead_kb: q.read_ahead_bytes.value().map(|v| (*v / 1024) as u32),
         rotational,
         hw_queues,
     })
@@ -91,8 +67,18 @@ pub fn read_device(host: &Host, name: &str) -> Option<Device> {
 
 /// Devices under `path` with a scheduler, top of the stack first.
 pub fn devices_under(host: &Host, path: &Path) -> Result<(Vec<String>, Vec<Device>)> {
-    let stack = crate::probe::stack_device_names(host, path)?;
-    let devices: Vec<Device> = stack.iter().filter_map(|n| read_device(host, n)).collect();
+    // One walk: the stack's queues are the ones sweep decides on.
+    let walked = crate::model::HostModel::read(host).stack_of(path)?;
+    let stack = walked.names();
+    let mut devices: Vec<Device> = Vec::new();
+    for d in &walked.devices {
+        let Some(dev) = d.queue.as_ref().and_then(|q| from_queue(&d.name, q)) else {
+            continue;
+        };
+        if !devices.iter().any(|x| x.name == dev.name) {
+            devices.push(dev);
+        }
+    }
     if devices.is_empty() {
         return Err(Fix::new(
             format!(
@@ -142,11 +128,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scheduler_list_and_defaults() {
-        let (o, a) = parse_scheduler("none [mq-deadline] kyber bfq \n");
-        assert_eq!(o, ["none", "mq-deadline", "kyber", "bfq"]);
-        assert_eq!(a.as_deref(), Some("mq-deadline"));
-        assert_eq!(parse_scheduler("none").1, None);
+    fn kernel_defaults() {
         assert_eq!(kernel_default("nvme0n1", Some(false), Some(16)), "none");
         assert_eq!(kernel_default("sda", Some(false), Some(1)), "mq-deadline");
         assert_eq!(kernel_default("sdb", Some(true), Some(4)), "mq-deadline");

@@ -47,5 +47,43 @@ fn is_mounted(mnt: &Path) -> bool {
     std::fs::read_to_string("/proc/self/mounts")
         .unwrap_or_default()
         .lines()
-        .any(|l| l.split_whitespace().nth(1) == Some(&*want))
+        .any(|l| l.split_whitespace().nth(1).map(unescape).as_deref() == Some(&*want))
+}
+
+/// /proc/self/mounts writes space, tab, newline and backslash in a mount
+/// point as octal escapes (`\040`); decode them so such mount points match.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Live tests (loop devices, mounts, switching the root disk's scheduler,
+/// tracefs) run only when `INNOTUNE_LIVE_TESTS=1` (which `.ci/run` sets) and
+/// as root, so `cargo test` as a normal user runs the rest. Call at the top
+/// of such a test: `if !host_support::live() { return; }` — it says on
+/// stderr why the test did nothing.
+pub fn live() -> bool {
+    let on = std::env::var("INNOTUNE_LIVE_TESTS").as_deref() == Ok("1");
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !on {
+        eprintln!("skipped: live test (set INNOTUNE_LIVE_TESTS=1 and run as root)");
+    } else if !root {
+        eprintln!("skipped: live test needs root");
+    }
+    on && root
 }

@@ -1,0 +1,118 @@
+//! The journal of changes `innotune apply --yes` made to last.
+//!
+//! A run journals its changes in the ordinary journal (so a crash or a
+//! signal mid-apply is undone by `innotune restore` like any run's), and
+//! when every change is in, moves them here: `applied.json` in the state
+//! directory. Changes here outlive the run on purpose; no other command
+//! is blocked by them or warns about them, and `innotune restore` reverts
+//! them after any interrupted run's.
+//!
+//! Same format as the journal (`journal::JournalFile`), so `restore_at`
+//! reads it unchanged.
+
+use crate::journal::{self, Entry, JournalFile, Owner, RestoreReport};
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub fn path() -> PathBuf {
+    journal::state_dir().join("applied.json")
+}
+
+/// The applied changes (empty when none).
+pub fn load(p: &Path) -> Result<Vec<Entry>> {
+    Ok(journal::load(p)?.map(|j| j.entries).unwrap_or_default())
+}
+
+/// Write `entries` (numbered afresh) durably: temp file (0600), fsync,
+/// rename, fsync the directory. No entries: the file is removed.
+pub fn save(p: &Path, entries: Vec<Entry>, command: &str) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = p.parent().unwrap_or(Path::new("."));
+    if entries.is_empty() {
+        match std::fs::remove_file(p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => return Ok(()),
+        }
+    }
+    let entries = entries
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| match e {
+            Entry::Change { change, .. } => Entry::Change {
+                id: i as u64 + 1,
+                change,
+            },
+            other => other,
+        })
+        .collect();
+    let pid = std::process::id();
+    let j = JournalFile {
+        version: journal::JOURNAL_VERSION,
+        owner: Owner {
+            pid,
+            command: command.to_string(),
+            started: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            start_ticks: journal::process_start_ticks(pid),
+        },
+        entries,
+    };
+    let tmp = p.with_extension(format!("json.{pid}.tmp"));
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&tmp)
+        .with_context(|| format!("creating {}", tmp.display()))?;
+    f.write_all(serde_json::to_string_pretty(&j)?.as_bytes())?;
+    f.write_all(b"\n")?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, p)?;
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
+}
+
+/// `innotune restore`: an interrupted run's journal first, then what
+/// `apply` made to last; one report.
+pub fn restore_all(dry_run: bool) -> Result<RestoreReport> {
+    let jp = journal::journal_path();
+    let ap = path();
+    // Hooks (udev/systemd reloads) of the files about to be removed; each
+    // kind says whether it needs one (never for a replayed --root tree).
+    let mut hooks = Vec::new();
+    for p in [&jp, &ap] {
+        for e in load(p).unwrap_or_default() {
+            if let Entry::Change { change, .. } = e {
+                for h in change.after_undo() {
+                    if !hooks.contains(&h) {
+                        hooks.push(h);
+                    }
+                }
+            }
+        }
+    }
+    let mut r = journal::restore::restore_at(&jp, dry_run)?;
+    if ap.exists() {
+        let a = journal::restore::restore_at(&ap, dry_run)?;
+        if !r.found {
+            r.journal = a.journal.clone();
+            r.owner = a.owner.clone();
+            r.journal_removed = a.journal_removed;
+        } else {
+            r.journal_removed &= a.journal_removed;
+        }
+        r.found |= a.found;
+        r.entries.extend(a.entries);
+    }
+    if !dry_run {
+        super::run_hooks(&hooks);
+    }
+    Ok(r)
+}
+
+pub fn run_restore(args: crate::journal::cli::RestoreArgs, ctx: &crate::Ctx) -> Result<i32> {
+    let report = restore_all(args.dry_run)?;
+    ctx.emit(&report)
+}

@@ -1,0 +1,305 @@
+//! `innotune apply`: check's advice made true on the host, through the
+//! journal.
+//!
+//! [`plan`] turns advice into changes ([`changes`]) and files ([`emit`],
+//! checked by [`validate`]); without `--yes` the plan is the report. With
+//! `--yes`, each pending change is journaled and applied; when all are in,
+//! they move to the applied journal ([`applied`]) so they outlive the run,
+//! and `innotune restore` reverts them. A change whose target an earlier
+//! apply already changed first has that earlier change undone, so the
+//! original value is always the one captured.
+
+pub mod applied;
+pub mod changes;
+pub mod cli;
+pub mod emit;
+pub mod plan;
+pub mod validate;
+
+use crate::change::{Hook, Outcome};
+use crate::error::exit;
+use crate::export::doc::{Cell, Column, Table, Tone};
+use crate::export::Document;
+use crate::host::Host;
+use crate::journal::{Entry, Journal};
+use crate::Ctx;
+use anyhow::Result;
+use plan::Step;
+use serde::Serialize;
+
+/// `plan` (no --yes), `check` (--check) or `apply` (--yes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Plan,
+    Check,
+    Apply,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ApplyReport {
+    pub path: String,
+    pub mode: Mode,
+    /// Findings of severity warning or worse before applying.
+    pub findings: usize,
+    pub steps: Vec<Step>,
+    /// Steps not in effect (before applying).
+    pub pending: usize,
+    /// Targets changed by this run.
+    pub applied: Vec<String>,
+    /// Where the applied changes are journaled (`innotune restore` reverts them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<String>,
+    /// What innotune leaves to you: fstab lines, restarts, durability.
+    pub notes: Vec<String>,
+}
+
+impl ApplyReport {
+    fn blocked(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| s.pending && s.blocked.is_some())
+            .count()
+    }
+}
+
+impl crate::export::Report for ApplyReport {
+    const COMMAND: &'static str = "apply";
+
+    fn document(&self) -> Document {
+        let mut d = Document::new(format!("innotune apply {}", self.path));
+        let mut t = Table::new(vec![
+            Column::text("status"),
+            Column::text("kind"),
+            Column::text("change"),
+            Column::text("for"),
+        ]);
+        for s in &self.steps {
+            let status = if self.applied.contains(&s.target) {
+                Cell::text("applied").tone(Tone::Good)
+            } else if let Some(b) = &s.blocked {
+                Cell::text(format!("blocked: {b}")).tone(Tone::Bad)
+            } else if s.pending {
+                Cell::text("pending").tone(Tone::Warn)
+            } else {
+                Cell::text("in effect").tone(Tone::Dim)
+            };
+            t.row(vec![
+                status,
+                s.kind.into(),
+                s.describe.clone().into(),
+                s.findings.join(", ").into(),
+            ]);
+        }
+        if self.steps.is_empty() {
+            d.paragraph("No change to make: check found nothing innotune can change here.");
+        } else {
+            d.table(t);
+        }
+        if self.mode != Mode::Check {
+            for s in self
+                .steps
+                .iter()
+                .filter(|s| s.pending && s.kind == "file" && !s.diff.is_empty())
+            {
+                d.preformatted(s.diff.clone());
+            }
+        }
+        for n in &self.notes {
+            d.note(Tone::Plain, n.clone());
+        }
+        let line = match self.mode {
+            Mode::Apply if !self.applied.is_empty() => format!(
+                "applied {} change(s), journaled in {}; `innotune restore` reverts them",
+                self.applied.len(),
+                self.journal.as_deref().unwrap_or("?")
+            ),
+            Mode::Apply => "nothing to apply: every change is in effect".into(),
+            _ if self.pending == 0 => "nothing pending: every change is in effect".into(),
+            Mode::Plan => format!(
+                "{} change(s) pending: innotune apply --yes makes them",
+                self.pending
+            ),
+            Mode::Check => format!("{} change(s) pending", self.pending),
+        };
+        d.note(
+            if self.pending == 0 || !self.applied.is_empty() {
+                Tone::Good
+            } else {
+                Tone::Warn
+            },
+            line,
+        );
+        d
+    }
+
+    fn exit_code(&self) -> i32 {
+        let left = match self.mode {
+            Mode::Apply => self.blocked(),
+            _ => self.pending,
+        };
+        if left > 0 {
+            exit::FOUND
+        } else {
+            exit::OK
+        }
+    }
+}
+
+/// Run hook commands (best effort: udevd or systemd may not run here).
+pub fn run_hooks(hooks: &[Hook]) {
+    for h in hooks {
+        for cmd in h.commands() {
+            let r = std::process::Command::new(cmd[0]).args(&cmd[1..]).output();
+            match r {
+                Ok(o) if o.status.success() => {}
+                Ok(o) => crate::output::warn(format!(
+                    "{} failed: {}",
+                    cmd.join(" "),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                )),
+                Err(e) => crate::output::warn(format!("{}: {e}", cmd.join(" "))),
+            }
+        }
+    }
+}
+
+pub fn execute(host: &Host, args: &cli::ApplyArgs) -> Result<ApplyReport> {
+    let mode = if args.check {
+        Mode::Check
+    } else if args.yes {
+        Mode::Apply
+    } else {
+        Mode::Plan
+    };
+    let checked = crate::check::execute(host, &args.opts)?;
+    let facts = checked.facts();
+    let advice = checked.advice();
+    let files = emit::files(host, facts, advice);
+    let mut steps = plan::build(host, facts, advice, &files);
+    let mut notes = Vec::new();
+    for f in &files {
+        match (&f.note, f.install) {
+            (Some(n), false) if f.kind == "fstab" => notes.push(format!(
+                "/etc/fstab is yours to edit ({n}): {}",
+                f.content
+                    .lines()
+                    .filter(|l| !l.starts_with('#'))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+            (Some(n), false) if f.kind != "systemd_unit" && f.kind != "udev" => {
+                notes.push(format!("{} not installed: {n}", f.path))
+            }
+            (Some(n), true) => notes.push(format!("{}: {n}", f.path)),
+            _ => {}
+        }
+    }
+    for a in advice {
+        for s in &a.settings {
+            if let crate::check::rules::Setting::ServerVariable {
+                name,
+                value,
+                dynamic: false,
+                ..
+            } = s
+            {
+                notes.push(format!(
+                    "{name} = {value} is not dynamic on this server: it takes effect at the next restart (from the drop-in)"
+                ));
+            }
+        }
+        if a.finding.id.starts_with("server.durability.") {
+            notes.push(format!(
+                "{} = {} is a durability decision innotune leaves to you ({})",
+                a.finding.subject.name, a.finding.observed, a.finding.id
+            ));
+        }
+    }
+    let pending = steps.iter().filter(|s| s.pending).count();
+    let mut report = ApplyReport {
+        path: checked.report.path.clone(),
+        mode,
+        findings: advice
+            .iter()
+            .filter(|a| a.finding.severity >= crate::finding::Severity::Warning)
+            .count(),
+        steps: Vec::new(),
+        pending,
+        applied: Vec::new(),
+        journal: None,
+        notes,
+    };
+    if mode != Mode::Apply || pending == 0 {
+        report.steps = steps;
+        return Ok(report);
+    }
+    let command = std::iter::once("innotune".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let guard = Journal::begin(&command)?;
+    let ap = applied::path();
+    let mut old = applied::load(&ap)?;
+    // A test hook: stop (until killed) after N changes, to prove a crash
+    // mid-apply is undone by `innotune restore`.
+    let pause_after: Option<usize> = std::env::var("INNOTUNE_APPLY_PAUSE_AFTER")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let mut hooks: Vec<Hook> = Vec::new();
+    for s in steps
+        .iter_mut()
+        .filter(|s| s.pending && s.blocked.is_none())
+    {
+        let Some(c) = s.change.take() else { continue };
+        let t = c.target();
+        if let Some(k) = old
+            .iter()
+            .position(|e| matches!(e, Entry::Change { change, .. } if change.target() == t))
+        {
+            if let Entry::Change { change, .. } = &old[k] {
+                let u = change.undo(false);
+                if matches!(u.outcome, Outcome::Conflict { .. } | Outcome::Failed { .. }) {
+                    s.blocked = Some(format!(
+                        "the earlier apply's change could not be undone first: {}",
+                        u.outcome
+                    ));
+                    continue;
+                }
+            }
+            old.remove(k);
+        }
+        for h in c.after_apply() {
+            if !hooks.contains(&h) {
+                hooks.push(h);
+            }
+        }
+        guard.apply(host, c)?;
+        report.applied.push(t);
+        if pause_after == Some(report.applied.len()) {
+            eprintln!(
+                "innotune: paused after {} change(s) (INNOTUNE_APPLY_PAUSE_AFTER)",
+                report.applied.len()
+            );
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
+    }
+    let mut all = old;
+    all.extend(guard.entries());
+    applied::save(&ap, all, &command)?;
+    guard.release()?;
+    drop(guard);
+    if host.is_live() {
+        run_hooks(&hooks);
+    }
+    report.journal = Some(ap.display().to_string());
+    report.steps = steps;
+    Ok(report)
+}
+
+pub fn run(args: cli::ApplyArgs, ctx: &Ctx) -> Result<i32> {
+    let report = execute(&ctx.host, &args)?;
+    ctx.emit(&report)
+}

@@ -1,0 +1,205 @@
+//! Every change innotune makes to a host, as one trait.
+//!
+//! A [`Change`] knows how to capture the value it is about to replace, make
+//! the change, tell whether it is already in effect, undo it, and when (in
+//! which [`Priority`]) it must be undone relative to others. The journal
+//! (`crate::journal`) stores changes as they are captured, *before* they are
+//! applied, and undoes them on every exit path; `innotune restore` undoes a
+//! journal a crashed run left behind.
+//!
+//! Why a trait (serialised with `typetag`) rather than a closed enum: new
+//! kinds of change (a trace instance, a udev rule, a `SET PERSIST`) are
+//! added by writing one file with one `impl Change`, without editing the
+//! journal, restore or its ordering. The JSON of each kind carries
+//! `"kind": "<name>"` (the `typetag` name), which is also what
+//! `docs/json-restore.md` documents.
+//!
+//! Rules every implementation keeps:
+//! - `capture` reads only; an error means nothing was changed.
+//! - `apply` may update what the change remembers (a written file's SHA-256,
+//!   a spawned pid); the journal persists the change again afterwards.
+//! - `undo` never overwrites something someone else changed since: it
+//!   reports [`Outcome::Conflict`] and leaves it alone.
+//! - `validate` refuses a journal entry innotune could not have written (a
+//!   path outside what that kind may touch), so a forged journal cannot make
+//!   `innotune restore` write anywhere.
+
+use crate::host::Host;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One reversible change to the host. See the module documentation.
+#[typetag::serde(tag = "kind")]
+pub trait Change: fmt::Debug + Send + Sync + dyn_clone::DynClone {
+    /// What it touches, as people and scripts name it: a host-absolute path,
+    /// `vm.swappiness`, `innodb_io_capacity@/run/mysqld/mysqld.sock`.
+    fn target(&self) -> String;
+
+    /// One line for people: `vda scheduler: mq-deadline → none`.
+    fn describe(&self) -> String;
+
+    /// Read and remember what is there now. Called once, before the change
+    /// is journaled.
+    fn capture(&mut self, host: &Host) -> anyhow::Result<()>;
+
+    /// Make the change. The journal already holds the captured state.
+    fn apply(&mut self, host: &Host) -> anyhow::Result<()>;
+
+    /// Is the host already as this change would leave it? (`apply --check`,
+    /// and a second `apply` that changes nothing.)
+    fn is_applied(&self, host: &Host) -> anyhow::Result<bool>;
+
+    /// Put back what `capture` saw (or only say what would be done).
+    fn undo(&self, dry_run: bool) -> Undone;
+
+    /// When to undo it relative to other changes (lower first).
+    fn priority(&self) -> Priority;
+
+    /// `Err(reason)` when this entry is not one innotune could have
+    /// written; restore refuses the whole journal then, writing nothing.
+    fn validate(&self) -> Result<(), String>;
+
+    /// Commands to run once after undoing changes of this kind (the journal
+    /// runs each distinct hook once, after every undo).
+    fn after_undo(&self) -> Vec<Hook> {
+        Vec::new()
+    }
+
+    /// Commands to run once after applying changes of this kind.
+    fn after_apply(&self) -> Vec<Hook> {
+        Vec::new()
+    }
+}
+
+dyn_clone::clone_trait_object!(Change);
+
+/// The order changes are undone in. Why an order at all: switching the
+/// scheduler resets `nr_requests` to the new scheduler's default, so
+/// schedulers go back before other queue attributes; a server's datadir
+/// lives in a directory innotune created, so servers stop before files and
+/// directories are deleted; files inside a directory go before it.
+/// Within one priority, the newest change is undone first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Priority(pub u8);
+
+impl Priority {
+    /// queue/scheduler: its write resets other queue attributes.
+    pub const SCHEDULER: Priority = Priority(10);
+    /// Other sysfs attributes and sysctls.
+    pub const ATTRIBUTE: Priority = Priority(20);
+    /// Server variables (`SET GLOBAL`), while the server still runs.
+    pub const SERVER_VARIABLE: Priority = Priority(30);
+    /// Kernel trace instances and other live kernel objects.
+    pub const KERNEL_OBJECT: Priority = Priority(35);
+    /// Throwaway servers innotune started.
+    pub const SERVER: Priority = Priority(40);
+    /// Files innotune wrote or edited.
+    pub const FILE: Priority = Priority(50);
+    /// Directories innotune created (after the files in them).
+    pub const DIR: Priority = Priority(60);
+}
+
+/// What undoing one change did.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The original value was written back (and read back equal).
+    Restored,
+    /// It already held the original value.
+    AlreadyOriginal,
+    /// A created file or directory was deleted.
+    Removed,
+    /// A server innotune started was stopped, by `signal` (`SIGTERM`, or
+    /// `SIGKILL` when it did not exit within the grace period).
+    Stopped { signal: String },
+    /// The attribute, file or process no longer exists: nothing to restore.
+    Gone,
+    /// `--dry-run`: this would be written back or removed.
+    WouldRestore,
+    /// Someone changed it after innotune did; it was left alone.
+    Conflict { reason: String },
+    /// It could not be put back; the entry stays in the journal.
+    Failed { reason: String },
+}
+
+impl Outcome {
+    /// Does the entry stay in the journal for another `restore`?
+    pub fn keeps_entry(&self) -> bool {
+        matches!(self, Outcome::Failed { .. })
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Restored => f.write_str("restored"),
+            Outcome::AlreadyOriginal => f.write_str("already original"),
+            Outcome::Removed => f.write_str("removed"),
+            Outcome::Stopped { signal } => write!(f, "stopped ({signal})"),
+            Outcome::Gone => f.write_str("gone"),
+            Outcome::WouldRestore => f.write_str("would restore"),
+            Outcome::Conflict { reason } => write!(f, "conflict: {reason}"),
+            Outcome::Failed { reason } => write!(f, "failed: {reason}"),
+        }
+    }
+}
+
+/// The result of [`Change::undo`], with what was found and put back for
+/// the report (never a file's contents: they may hold secrets).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Undone {
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    /// The value put back (sysfs, sysctl, server variable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
+    /// The value found before undoing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<String>,
+    /// A server's pid, found running and verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+impl Undone {
+    pub fn outcome(outcome: Outcome) -> Undone {
+        Undone {
+            outcome,
+            original: None,
+            found: None,
+            pid: None,
+        }
+    }
+}
+
+/// A command some changes need after they are applied or undone, so the
+/// system picks them up. Each distinct hook runs once per run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hook {
+    /// `udevadm control --reload` then `udevadm trigger --subsystem-match=block --action=change`.
+    UdevReload,
+    /// `systemctl daemon-reload`.
+    SystemdReload,
+    /// `sysctl --system`.
+    SysctlSystem,
+}
+
+impl Hook {
+    /// The command lines this hook runs.
+    pub fn commands(&self) -> Vec<Vec<&'static str>> {
+        match self {
+            Hook::UdevReload => vec![
+                vec!["udevadm", "control", "--reload"],
+                vec![
+                    "udevadm",
+                    "trigger",
+                    "--subsystem-match=block",
+                    "--action=change",
+                ],
+            ],
+            Hook::SystemdReload => vec![vec!["systemctl", "daemon-reload"]],
+            Hook::SysctlSystem => vec![vec!["sysctl", "--system"]],
+        }
+    }
+}

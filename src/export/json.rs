@@ -1,0 +1,88 @@
+//! JSON envelope v2: the typed report itself, with where and when it was
+//! made. Documented in docs/json.md (with the migration note from v1).
+
+use super::Report;
+use crate::host::{Host, Known};
+use serde::Serialize;
+use std::io::Write;
+
+/// The envelope's major version; `schema` is `"<command>/2"`.
+pub const ENVELOPE_VERSION: u32 = 2;
+
+/// The host a result describes, so results from many hosts can be merged.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct HostStamp {
+    pub hostname: Known<String>,
+    /// `uname -r`.
+    pub kernel: Known<String>,
+    /// Online CPUs.
+    pub cpus: Known<u64>,
+    /// MemTotal.
+    pub memory_bytes: Known<u64>,
+}
+
+impl HostStamp {
+    /// Read through `host`, so a replayed `--root` reports the replayed host.
+    pub fn read(host: &Host) -> HostStamp {
+        let cpus = match host.read_trim("/sys/devices/system/cpu/online") {
+            Ok(s) => match crate::model::system::count_ranges(&s) {
+                Some(n) => Known::Value(n),
+                None => Known::unknown(format!("cannot parse cpu list {s:?}")),
+            },
+            Err(e) => Known::unknown(format!("/sys/devices/system/cpu/online: {e}")),
+        };
+        let memory_bytes = match crate::model::meminfo::read(host) {
+            Known::Value(m) => Known::Value(m.total_bytes),
+            Known::Unknown { unknown } => Known::Unknown { unknown },
+        };
+        HostStamp {
+            hostname: Known::from_io(
+                host.read_trim("/proc/sys/kernel/hostname"),
+                "/proc/sys/kernel/hostname",
+            ),
+            kernel: Known::from_io(
+                host.read_trim("/proc/sys/kernel/osrelease"),
+                "/proc/sys/kernel/osrelease",
+            ),
+            cpus,
+            memory_bytes,
+        }
+    }
+}
+
+/// The document every command writes with `--format json`.
+#[derive(Serialize)]
+pub struct Envelope<'a, T: Serialize> {
+    /// `"<command>/<version>"`, e.g. `"probe/2"`.
+    pub schema: String,
+    /// Always `"innotune"`.
+    pub tool: &'static str,
+    /// innotune's version (semver).
+    pub version: &'static str,
+    /// When the result was produced, RFC 3339 UTC.
+    pub generated_at: String,
+    pub host: HostStamp,
+    /// Every warning the run printed on stderr, in order.
+    pub warnings: Vec<String>,
+    pub result: &'a T,
+}
+
+pub fn envelope<'a, R: Report>(host: &Host, report: &'a R) -> Envelope<'a, R> {
+    Envelope {
+        schema: format!("{}/{ENVELOPE_VERSION}", R::COMMAND),
+        tool: "innotune",
+        version: env!("CARGO_PKG_VERSION"),
+        generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        host: HostStamp::read(host),
+        warnings: crate::output::warnings(),
+        result: report,
+    }
+}
+
+pub fn write<R: Report>(host: &Host, report: &R, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut w = std::io::BufWriter::new(out);
+    serde_json::to_writer_pretty(&mut w, &envelope(host, report))?;
+    writeln!(w)?;
+    w.flush()?;
+    Ok(())
+}

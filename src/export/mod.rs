@@ -1,0 +1,227 @@
+//! Exporters: a typed report in, one format out.
+//!
+//! Every command returns a value implementing [`Report`]. JSON serialises
+//! that value itself inside the versioned envelope ([`json`]); every other
+//! format renders the small [`doc::Document`] the report builds of itself,
+//! one file per format ([`text`], [`markdown`]). Adding a format is one
+//! file here and one [`Format`] variant; commands never print results
+//! themselves. Terminal concerns (colour, progress, warnings on stderr) live
+//! in [`crate::output`].
+//!
+//! `--output FILE` writes the chosen format to FILE atomically (a temporary
+//! file in the same directory, fsynced, then renamed over FILE), so a reader
+//! such as node_exporter's textfile collector never sees half a document.
+
+pub mod doc;
+pub mod json;
+pub mod markdown;
+pub mod text;
+
+pub use doc::Document;
+
+use crate::error::Fix;
+use crate::host::Host;
+use crate::output::Style;
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// A command's typed result.
+pub trait Report: Serialize {
+    /// Command name: the JSON envelope's schema is `"<COMMAND>/2"`.
+    const COMMAND: &'static str;
+
+    /// The report as a document, for every format but JSON.
+    fn document(&self) -> Document;
+
+    /// Exit code for a successful run: [`crate::error::exit::OK`] or
+    /// [`crate::error::exit::FOUND`] when the command found what it looks for.
+    fn exit_code(&self) -> i32 {
+        crate::error::exit::OK
+    }
+}
+
+/// Output formats (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Format {
+    /// Aligned tables for people; colour only on a terminal.
+    #[default]
+    Text,
+    /// One versioned JSON document (envelope v2, see docs/json.md).
+    Json,
+    /// GitHub-flavoured markdown: tables for tickets and pull requests.
+    #[value(alias = "md")]
+    Markdown,
+}
+
+/// One format's renderer of a [`Document`].
+pub trait Exporter {
+    fn export(&self, doc: &Document, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// Where and how a report goes: the global `--format`, `--color` and
+/// `--output` flags.
+#[derive(Debug, Clone)]
+pub struct Sink {
+    pub format: Format,
+    pub color: crate::output::ColorChoice,
+    pub output: Option<PathBuf>,
+}
+
+impl Sink {
+    pub fn stdout(format: Format) -> Sink {
+        Sink {
+            format,
+            color: crate::output::ColorChoice::Auto,
+            output: None,
+        }
+    }
+
+    /// Text style for the final document: never colour into a file.
+    fn style(&self) -> Style {
+        if self.output.is_some() {
+            Style::plain()
+        } else {
+            Style::for_stdout(self.color)
+        }
+    }
+
+    /// Render `report` to stdout or `--output`, and return its exit code.
+    pub fn emit<R: Report>(&self, host: &Host, report: &R) -> anyhow::Result<i32> {
+        let mut buf: Vec<u8> = Vec::new();
+        self.render(host, report, &mut buf)?;
+        match &self.output {
+            Some(path) => write_atomic(path, &buf)?,
+            None => {
+                let stdout = io::stdout();
+                let mut out = stdout.lock();
+                out.write_all(&buf)?;
+                out.flush()?;
+            }
+        }
+        Ok(report.exit_code())
+    }
+
+    /// Render `report` in this sink's format into `out`.
+    pub fn render<R: Report>(
+        &self,
+        host: &Host,
+        report: &R,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        match self.format {
+            Format::Json => json::write(host, report, out)?,
+            Format::Text => text::Text::new(self.style()).export(&report.document(), out)?,
+            Format::Markdown => markdown::Markdown.export(&report.document(), out)?,
+        }
+        Ok(())
+    }
+
+    /// A stream for results that arrive while a command runs (oltp's
+    /// per-interval lines, trace's progress): shown in text format on
+    /// stdout, dropped in the others (their final document has the data).
+    pub fn stream(&self) -> Stream {
+        Stream {
+            enabled: self.format == Format::Text && self.output.is_none(),
+            style: self.style(),
+        }
+    }
+}
+
+/// See [`Sink::stream`].
+#[derive(Debug, Clone, Copy)]
+pub struct Stream {
+    enabled: bool,
+    style: Style,
+}
+
+impl Stream {
+    /// A stream that shows nothing.
+    pub fn disabled() -> Stream {
+        Stream {
+            enabled: false,
+            style: Style::plain(),
+        }
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Show one block now.
+    pub fn block(&self, b: doc::Block) {
+        if !self.enabled {
+            return;
+        }
+        let doc = Document {
+            title: String::new(),
+            blocks: vec![b],
+        };
+        let stdout = io::stdout();
+        let mut out = stdout.lock();
+        let _ = text::Text::new(self.style).export(&doc, &mut out);
+        let _ = out.flush();
+    }
+
+    /// Show one line of verbatim text now (a peer tool's interval line).
+    pub fn line(&self, s: impl Into<String>) {
+        let mut s = s.into();
+        if !s.ends_with('\n') {
+            s.push('\n');
+        }
+        self.block(doc::Block::Preformatted(s));
+    }
+}
+
+/// Write `bytes` to `path` atomically: a new temporary file next to it
+/// (created exclusively, not following symlinks), fsynced, renamed over
+/// `path`, then the directory fsynced.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().ok_or_else(|| {
+        Fix::new(
+            format!("--output {} names no file", path.display()),
+            "give a file path such as report.json",
+        )
+    })?;
+    if path.is_dir() {
+        return Err(Fix::new(
+            format!("--output {} is a directory", path.display()),
+            "give a file path inside it, such as report.json",
+        )
+        .into());
+    }
+    let tmp = dir.join(format!(
+        ".{}.innotune-tmp.{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let fail = |e: io::Error| -> anyhow::Error {
+        Fix::new(
+            format!("cannot write --output {}: {e}", path.display()),
+            "give a path in a directory you can write to",
+        )
+        .into()
+    };
+    let result = (|| -> io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        std::fs::File::open(&dir)?.sync_all()
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(fail(e));
+    }
+    Ok(())
+}

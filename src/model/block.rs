@@ -1,0 +1,303 @@
+//! Block devices: identity (kind, model, size) and the request queue, from
+//! sysfs.
+//!
+//! [`read_queue`] is the one reader of `queue/` in innotune: probe shows it,
+//! sweep picks the devices it may switch from it, check and tune judge it.
+//! Every attribute is a [`Known`]: a missing or unreadable sysfs file (old
+//! kernel, bio-based device, fixture without it) becomes "unknown, because …"
+//! instead of aborting the report. sysfs is not procfs, so procfs-core has
+//! no parser for these one-value files; [`Host::read_u64`] is enough.
+
+use super::choice;
+use crate::host::{Host, Known};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What kind of device this is, from its driver and name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Nvme,
+    SataScsi,
+    Virtio,
+    Xen,
+    Mmc,
+    Md,
+    Dm,
+    Loop,
+    Zram,
+    Unknown,
+}
+
+impl Kind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Kind::Nvme => "nvme",
+            Kind::SataScsi => "sata-scsi",
+            Kind::Virtio => "virtio",
+            Kind::Xen => "xen",
+            Kind::Mmc => "mmc",
+            Kind::Md => "md",
+            Kind::Dm => "dm",
+            Kind::Loop => "loop",
+            Kind::Zram => "zram",
+            Kind::Unknown => "unknown",
+        }
+    }
+
+    /// Devices that are software layers over other devices (no model, no cache of their own).
+    pub fn is_virtual(&self) -> bool {
+        matches!(self, Kind::Md | Kind::Dm | Kind::Loop | Kind::Zram)
+    }
+}
+
+/// Kind of a whole disk: the bound driver is authoritative (an `sd` name can
+/// be SATA, SAS or USB, all behind the SCSI disk driver); the kernel name is
+/// the fallback for virtual devices, which have no `device/driver`.
+pub fn kind_of(host: &Host, disk_sys: &Path, name: &str) -> Kind {
+    if let Ok(target) = host.resolve(disk_sys.join("device/driver")) {
+        let drv = target
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match drv.as_str() {
+            "virtio_blk" => return Kind::Virtio,
+            "sd" => return Kind::SataScsi,
+            "nvme" => return Kind::Nvme,
+            "mmcblk" => return Kind::Mmc,
+            "vbd" => return Kind::Xen,
+            _ => {}
+        }
+    }
+    let starts = |p: &str| name.starts_with(p);
+    if starts("nvme") {
+        Kind::Nvme
+    } else if starts("sd") {
+        Kind::SataScsi
+    } else if starts("vd") {
+        Kind::Virtio
+    } else if starts("xvd") {
+        Kind::Xen
+    } else if starts("mmcblk") {
+        Kind::Mmc
+    } else if starts("md") {
+        Kind::Md
+    } else if starts("dm-") {
+        Kind::Dm
+    } else if starts("loop") {
+        Kind::Loop
+    } else if starts("zram") {
+        Kind::Zram
+    } else {
+        Kind::Unknown
+    }
+}
+
+/// Request-queue settings of a whole device (partitions share their disk's).
+///
+/// Sizes are in bytes and latencies in nanoseconds, per docs/json.md's units
+/// rule: the kernel's `X_kb` attributes appear as `X_bytes` (× 1024),
+/// `wbt_lat_usec` as `wbt_lat_ns` (× 1000). The scheduler's own tunables
+/// keep the kernel's names and text, since their units differ per scheduler
+/// and kernel version and a tool writes them back verbatim.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Queue {
+    /// The active I/O scheduler (the bracketed one in queue/scheduler).
+    pub scheduler: Known<String>,
+    /// Every scheduler the kernel offers for this queue.
+    pub schedulers_available: Known<Vec<String>>,
+    pub rotational: Known<bool>,
+    pub nr_requests: Known<u64>,
+    /// queue/read_ahead_kb × 1024.
+    pub read_ahead_bytes: Known<u64>,
+    /// queue/max_sectors_kb × 1024: the largest request the block layer builds.
+    pub max_sectors_bytes: Known<u64>,
+    pub logical_block_size_bytes: Known<u64>,
+    pub physical_block_size_bytes: Known<u64>,
+    /// `write back` or `write through`, as the kernel prints it.
+    pub write_cache: Known<String>,
+    /// 0 = merges on, 1 = only simple merges, 2 = no merges.
+    pub nomerges: Known<u64>,
+    /// 0, 1 (complete on the submitting CPU's group) or 2 (on the submitting CPU).
+    pub rq_affinity: Known<u64>,
+    /// Writeback-throttling target latency (queue/wbt_lat_usec × 1000); 0 = off.
+    pub wbt_lat_ns: Known<u64>,
+    /// blk-mq hardware queues (entries of the device's `mq/` directory).
+    pub hw_queues: Known<u64>,
+    /// The active scheduler's own tunables (queue/iosched/*), name → value.
+    pub scheduler_tunables: Known<BTreeMap<String, String>>,
+}
+
+impl Queue {
+    /// The scheduler can be switched: the kernel offers more than one.
+    /// Bio-based md/dm print a bare `none`, which offers nothing.
+    pub fn switchable(&self) -> bool {
+        self.schedulers_available
+            .value()
+            .is_some_and(|v| v.len() > 1)
+    }
+}
+
+fn num(host: &Host, p: &Path, what: &str) -> Known<u64> {
+    Known::from_io(host.read_u64(p), what)
+}
+
+/// `attr` × `factor`, for the kernel's KiB and µs attributes.
+fn scaled(host: &Host, p: &Path, what: &str, factor: u64) -> Known<u64> {
+    match host.read_u64(p) {
+        Ok(v) => match v.checked_mul(factor) {
+            Some(x) => Known::Value(x),
+            None => Known::unknown(format!("{what}: {v} is out of range")),
+        },
+        Err(e) => Known::unknown(format!("{what}: {e}")),
+    }
+}
+
+/// Read the request queue of the device whose sysfs directory (host path)
+/// is `dev_sys`, e.g. `/sys/devices/virtual/block/loop0` or `/sys/block/vda`.
+pub fn read_queue(host: &Host, dev_sys: &Path) -> Queue {
+    let q = dev_sys.join("queue");
+    let (scheduler, schedulers_available) = match host.read(q.join("scheduler")) {
+        Ok(s) => match choice::parse(&s) {
+            Some(c) => (Known::Value(c.active), Known::Value(c.offered)),
+            None => {
+                let r = format!("queue/scheduler: unexpected content {:?}", s.trim());
+                (Known::unknown(&r), Known::unknown(r))
+            }
+        },
+        Err(e) => {
+            let r = format!("queue/scheduler: {e}");
+            (Known::unknown(&r), Known::unknown(r))
+        }
+    };
+    let rotational = match host.read_u64(q.join("rotational")) {
+        Ok(v) => Known::Value(v != 0),
+        Err(e) => Known::unknown(format!("queue/rotational: {e}")),
+    };
+    let hw_queues = match host.list(dev_sys.join("mq")) {
+        Ok(v) => Known::Value(v.len() as u64),
+        Err(e) => Known::unknown(format!(
+            "mq/: {e} (bio-based devices have no blk-mq queues)"
+        )),
+    };
+    let scheduler_tunables = match (&scheduler, host.list(q.join("iosched"))) {
+        (Known::Value(s), _) if s == "none" => Known::Value(BTreeMap::new()),
+        (_, Ok(names)) => {
+            let mut m = BTreeMap::new();
+            for n in names {
+                if let Ok(v) = host.read_trim(q.join("iosched").join(&n)) {
+                    m.insert(n, v);
+                }
+            }
+            Known::Value(m)
+        }
+        (_, Err(e)) => Known::unknown(format!("queue/iosched/: {e}")),
+    };
+    Queue {
+        scheduler,
+        schedulers_available,
+        rotational,
+        nr_requests: num(host, &q.join("nr_requests"), "queue/nr_requests"),
+        read_ahead_bytes: scaled(host, &q.join("read_ahead_kb"), "queue/read_ahead_kb", 1024),
+        max_sectors_bytes: scaled(
+            host,
+            &q.join("max_sectors_kb"),
+            "queue/max_sectors_kb",
+            1024,
+        ),
+        logical_block_size_bytes: num(
+            host,
+            &q.join("logical_block_size"),
+            "queue/logical_block_size",
+        ),
+        physical_block_size_bytes: num(
+            host,
+            &q.join("physical_block_size"),
+            "queue/physical_block_size",
+        ),
+        write_cache: Known::from_io(host.read_trim(q.join("write_cache")), "queue/write_cache"),
+        nomerges: num(host, &q.join("nomerges"), "queue/nomerges"),
+        rq_affinity: num(host, &q.join("rq_affinity"), "queue/rq_affinity"),
+        wbt_lat_ns: scaled(host, &q.join("wbt_lat_usec"), "queue/wbt_lat_usec", 1000),
+        hw_queues,
+        scheduler_tunables,
+    }
+}
+
+/// `vendor model` of a disk (SCSI has both, NVMe only model; virtual devices none).
+pub fn read_model(host: &Host, disk_sys: &Path, kind: Kind) -> Known<String> {
+    if kind.is_virtual() {
+        return Known::unknown(format!("{} devices have no model", kind.as_str()));
+    }
+    match host.read_trim(disk_sys.join("device/model")) {
+        Ok(m) => {
+            let vendor = host
+                .read_trim(disk_sys.join("device/vendor"))
+                .unwrap_or_default();
+            // SCSI-ATA translation reports every SATA disk's vendor as "ATA".
+            if vendor.is_empty() || vendor == "ATA" {
+                Known::Value(m)
+            } else {
+                Known::Value(format!("{vendor} {m}"))
+            }
+        }
+        Err(e) if kind == Kind::Virtio => Known::unknown(format!(
+            "device/model: {e} (virtio-blk exposes no model; the hypervisor's disk is behind it)"
+        )),
+        Err(e) => Known::unknown(format!("device/model: {e}")),
+    }
+}
+
+/// Size from the `size` attribute, which is always in 512-byte sectors
+/// whatever the device's logical block size.
+pub fn read_size(host: &Host, dev_sys: &Path) -> Known<u64> {
+    scaled(host, &dev_sys.join("size"), "size", 512)
+}
+
+/// The sysfs directory (host path) of a device or partition by kernel name
+/// (`sda`, `sda1`, `loop0`, `dm-0`), through `/sys/class/block`.
+pub fn sys_dir(host: &Host, name: &str) -> std::io::Result<PathBuf> {
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{name:?} is not a block device name"),
+        ));
+    }
+    host.resolve(format!("/sys/class/block/{name}"))
+}
+
+/// A device and its partitions by exact kernel name and `maj:min`, so one
+/// device is never taken for another whose name merely starts the same
+/// (`loop1` / `loop10`, `sda` / `sdaa`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceIds {
+    /// (kernel name, `maj:min`) of the device first, then its partitions.
+    pub ids: Vec<(String, String)>,
+}
+
+impl DeviceIds {
+    /// The device named `name` and its partitions (subdirectories of its
+    /// sysfs directory that have a `partition` file).
+    pub fn of(host: &Host, name: &str) -> std::io::Result<DeviceIds> {
+        let dir = sys_dir(host, name)?;
+        let mut ids = vec![(name.to_string(), host.read_trim(dir.join("dev"))?)];
+        for sub in host.list(&dir).unwrap_or_default() {
+            let p = dir.join(&sub);
+            if host.exists(p.join("partition")) {
+                if let Ok(mm) = host.read_trim(p.join("dev")) {
+                    ids.push((sub, mm));
+                }
+            }
+        }
+        Ok(DeviceIds { ids })
+    }
+
+    pub fn has_maj_min(&self, mm: &str) -> bool {
+        self.ids.iter().any(|(_, m)| m == mm)
+    }
+
+    pub fn has_name(&self, name: &str) -> bool {
+        self.ids.iter().any(|(n, _)| n == name)
+    }
+}

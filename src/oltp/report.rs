@@ -1,0 +1,178 @@
+//! The `oltp` command: its typed report, and options → [`execute`].
+
+use super::prepare::{check_tables, cleanup, prepare};
+use super::rand::RandSpec;
+use super::result::{Interval, OltpResult, PrepareResult};
+use super::{cli, render, runner, IgnoreErrors, OltpOptions};
+use crate::db::{Endpoint, ServerVersion};
+use crate::error::Fix;
+use crate::export::Stream;
+use crate::host::Host;
+use anyhow::Result;
+use serde::Serialize;
+use std::time::Duration;
+
+/// What `innotune oltp` reports.
+#[derive(Debug, Serialize)]
+pub struct OltpReport {
+    pub workload: String,
+    pub command: String,
+    pub endpoint: Endpoint,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<ServerVersion>,
+    pub options: OltpOptions,
+    /// Present for `prepare`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prepare: Option<PrepareResult>,
+    /// Present for `cleanup`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cleanup: Option<Vec<String>>,
+    /// One run per thread count.
+    pub runs: Vec<OltpResult>,
+}
+
+fn parse_threads(s: &str) -> Result<Vec<u32>> {
+    let v: Vec<u32> = s
+        .split(',')
+        .map(|t| t.trim().parse::<u32>().ok().filter(|&n| n > 0))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            Fix::new(
+                format!("--threads {s:?} is not a positive number or a list such as 8,16,32,64"),
+                "give --threads N or --threads N,M,…",
+            )
+        })?;
+    Ok(v)
+}
+
+fn options_from(a: &cli::OltpArgs) -> Result<OltpOptions> {
+    if a.tables == 0 {
+        anyhow::bail!(Fix::new(
+            "--tables must be at least 1",
+            "pass --tables 1 or more"
+        ));
+    }
+    if a.percentile > 100 {
+        anyhow::bail!(Fix::new(
+            "--percentile must be 0–100",
+            "pass e.g. --percentile 95"
+        ));
+    }
+    if a.time == 0 && a.events == 0 && a.command == cli::Command::Run {
+        anyhow::bail!(Fix::new(
+            "--time 0 and --events 0 would run forever",
+            "give --time SECONDS or --events N"
+        ));
+    }
+    Ok(OltpOptions {
+        workload: a.workload,
+        db: a.db.clone(),
+        tables: a.tables,
+        table_size: a.table_size,
+        threads: 1,
+        time: (a.time > 0).then(|| Duration::from_secs(a.time)),
+        events: a.events,
+        report_interval: a.report_interval,
+        percentile: a.percentile,
+        range_size: a.range_size,
+        point_selects: a.point_selects,
+        simple_ranges: a.simple_ranges,
+        sum_ranges: a.sum_ranges,
+        order_ranges: a.order_ranges,
+        distinct_ranges: a.distinct_ranges,
+        index_updates: a.index_updates,
+        non_index_updates: a.non_index_updates,
+        delete_inserts: a.delete_inserts,
+        range_selects: a.range_selects,
+        skip_trx: a.skip_trx,
+        auto_inc: a.auto_inc,
+        secondary: a.secondary,
+        create_secondary: a.create_secondary,
+        storage_engine: a.mysql_storage_engine.clone(),
+        rand: RandSpec {
+            kind: a.rand_type,
+            spec_iter: a.rand_spec_iter,
+            spec_pct: a.rand_spec_pct,
+            spec_res: a.rand_spec_res.min(99),
+            pareto_h: a.rand_pareto_h,
+        },
+        rand_seed: a.rand_seed,
+        ignore_errors: IgnoreErrors::parse(&a.mysql_ignore_errors)?,
+        ps: a.db_ps_mode == cli::PsMode::Auto,
+        stall_timeout: match a.stall_timeout {
+            0 => anyhow::bail!(Fix::new(
+                "--stall-timeout 0 would give up on every statement",
+                "give --stall-timeout SECONDS (default 60)"
+            )),
+            s => Duration::from_secs(s),
+        },
+    })
+}
+
+/// Run `innotune oltp …`: prepare, run or cleanup, streaming sysbench's
+/// header and interval lines to `stream` while a single run goes on.
+pub fn execute(host: &Host, args: &cli::OltpArgs, stream: &Stream) -> Result<OltpReport> {
+    let threads = parse_threads(&args.threads)?;
+    let mut opts = options_from(args)?;
+    let spec = args.conn.resolve(host)?;
+    // Connect once first: an unreachable server is one error line naming
+    // it, before anything else.
+    // One control connection, open through the checks, so that the
+    // limits check counts exactly the other clients.
+    let mut ctl = spec.connect()?;
+    let version = crate::db::server_version(&mut ctl).ok();
+    let mut report = OltpReport {
+        workload: args.workload.name().to_string(),
+        command: format!("{:?}", args.command).to_lowercase(),
+        endpoint: spec.endpoint(),
+        server_version: version,
+        options: opts.effective(),
+        prepare: None,
+        cleanup: None,
+        runs: Vec::new(),
+    };
+    match args.command {
+        cli::Command::Prepare => {
+            drop(ctl);
+            let n = threads.iter().copied().max().unwrap_or(1);
+            report.prepare = Some(prepare(&spec, &opts, n)?);
+        }
+        cli::Command::Cleanup => {
+            drop(ctl);
+            report.cleanup = Some(cleanup(&spec, &opts)?);
+        }
+        cli::Command::Run => {
+            // Before any thread starts: the tables exist, and the server
+            // allows the connections and statements of the largest count.
+            check_tables(&mut ctl, &spec, &opts)?;
+            let most = threads.iter().copied().max().unwrap_or(1);
+            super::limits::check_server(&mut ctl, &spec, &opts, most)?;
+            drop(ctl);
+            // sysbench's header and interval lines belong to one run;
+            // a thread list reports one table at the end instead.
+            let single = threads.len() == 1;
+            for &t in &threads {
+                opts.threads = t;
+                if single && stream.is_enabled() {
+                    stream.line(render::header(&opts.effective()));
+                }
+                let pct = opts.percentile;
+                let mut on_iv = |iv: &Interval| {
+                    if single {
+                        stream.line(render::interval_line(iv, pct));
+                    }
+                };
+                if !single {
+                    use std::io::IsTerminal;
+                    if std::io::stderr().is_terminal() {
+                        eprintln!("innotune: {} with {t} threads…", opts.workload.name());
+                    }
+                }
+                let r = runner::run(&spec, &opts.clone().effective(), &mut on_iv)?;
+                report.runs.push(r);
+            }
+            report.options.threads = threads[0];
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,203 @@
+//! The typed results of `oltp`: one run's figures, one prepare's tables.
+//!
+//! Units: the Rust fields keep sysbench's own units (latency in ms, as its
+//! report prints it and as `sweep` reads it); the JSON follows
+//! docs/json.md's rule (latency as integer `_ns`, rates `_per_s`,
+//! durations `_s`, shares `_pct`, `{"unknown": reason}` instead of null).
+//! The conversion lives here, in the `Serialize` side only.
+
+use super::status;
+use crate::host::Known;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryCounts {
+    pub read: u64,
+    pub write: u64,
+    pub other: u64,
+    pub total: u64,
+}
+
+/// Latency of one event (a transaction), in ms (sysbench's unit).
+/// JSON: `min_ns`, `avg_ns`, `max_ns`, `sum_ns`, `percentile` (asked),
+/// `percentile_ns`, `p50_ns`, `p95_ns`, `p99_ns`.
+#[derive(Debug, Clone)]
+pub struct Latency {
+    pub min: f64,
+    pub avg: f64,
+    pub max: f64,
+    /// The `--percentile` asked for (0 = disabled) and its value.
+    pub percentile: u8,
+    pub percentile_value: Option<f64>,
+    pub sum: f64,
+    /// p50, p95, p99 from the same histogram.
+    pub percentiles: BTreeMap<String, f64>,
+}
+
+/// Milliseconds as whole nanoseconds.
+pub fn ms_to_ns(ms: f64) -> u64 {
+    (ms * 1e6).round().max(0.0) as u64
+}
+
+fn percentile_ns(asked: u8, v: Option<f64>) -> Known<u64> {
+    match v {
+        Some(ms) => Known::Value(ms_to_ns(ms)),
+        None if asked == 0 => Known::unknown("percentile disabled (--percentile 0)"),
+        None => Known::unknown("no events"),
+    }
+}
+
+impl Serialize for Latency {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("min_ns", &ms_to_ns(self.min))?;
+        m.serialize_entry("avg_ns", &ms_to_ns(self.avg))?;
+        m.serialize_entry("max_ns", &ms_to_ns(self.max))?;
+        m.serialize_entry("sum_ns", &ms_to_ns(self.sum))?;
+        m.serialize_entry("percentile", &self.percentile)?;
+        m.serialize_entry(
+            "percentile_ns",
+            &percentile_ns(self.percentile, self.percentile_value),
+        )?;
+        for p in ["50", "95", "99"] {
+            let v = match self.percentiles.get(p) {
+                Some(&ms) => Known::Value(ms_to_ns(ms)),
+                None => Known::unknown("no events"),
+            };
+            m.serialize_entry(&format!("p{p}_ns"), &v)?;
+        }
+        m.end()
+    }
+}
+
+/// sysbench's "Threads fairness" (exec times in seconds).
+#[derive(Debug, Clone, Serialize)]
+pub struct Fairness {
+    pub events_avg: f64,
+    pub events_stddev: f64,
+    #[serde(rename = "exec_time_avg_s")]
+    pub exec_time_avg: f64,
+    #[serde(rename = "exec_time_stddev_s")]
+    pub exec_time_stddev: f64,
+}
+
+/// One intermediate report line.
+#[derive(Debug, Clone, Serialize)]
+pub struct Interval {
+    /// Seconds since the start.
+    #[serde(rename = "t_s")]
+    pub t: f64,
+    pub threads: u32,
+    #[serde(rename = "transactions_per_s")]
+    pub tps: f64,
+    #[serde(rename = "queries_per_s")]
+    pub qps: f64,
+    #[serde(rename = "reads_per_s")]
+    pub read_qps: f64,
+    #[serde(rename = "writes_per_s")]
+    pub write_qps: f64,
+    #[serde(rename = "others_per_s")]
+    pub other_qps: f64,
+    /// The interval's `--percentile` latency, ms.
+    #[serde(rename = "percentile_ns", serialize_with = "ser_opt_ms")]
+    pub latency_pct_ms: Option<f64>,
+    #[serde(rename = "ignored_errors_per_s")]
+    pub errors_per_sec: f64,
+    #[serde(rename = "reconnects_per_s")]
+    pub reconnects_per_sec: f64,
+}
+
+fn ser_opt_ms<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(ms) => Known::Value(ms_to_ns(*ms)),
+        None => Known::unknown("percentile disabled (--percentile 0)"),
+    }
+    .serialize(s)
+}
+
+fn ser_server<S: Serializer>(v: &Option<status::Derived>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(d) => Known::Value(d),
+        None => Known::unknown("SHOW GLOBAL STATUS could not be read twice during the run"),
+    }
+    .serialize(s)
+}
+
+/// The figures of one run (one thread count).
+#[derive(Debug, Clone, Serialize)]
+pub struct OltpResult {
+    pub workload: String,
+    pub threads: u32,
+    pub rand_seed: u64,
+    pub queries: QueryCounts,
+    pub transactions: u64,
+    #[serde(rename = "transactions_per_s")]
+    pub tps: f64,
+    #[serde(rename = "queries_per_s")]
+    pub qps: f64,
+    pub ignored_errors: u64,
+    #[serde(rename = "ignored_errors_per_s")]
+    pub errors_per_sec: f64,
+    pub reconnects: u64,
+    #[serde(rename = "reconnects_per_s")]
+    pub reconnects_per_sec: f64,
+    pub total_time_s: f64,
+    pub events: u64,
+    /// Milliseconds here; JSON `latency` in ns.
+    #[serde(rename = "latency")]
+    pub latency_ms: Latency,
+    pub fairness: Fairness,
+    pub intervals: Vec<Interval>,
+    /// Derived server metrics; None when SHOW GLOBAL STATUS was unavailable.
+    #[serde(serialize_with = "ser_server")]
+    pub server: Option<status::Derived>,
+    pub status_samples: Vec<status::Sample>,
+}
+
+/// One table created by prepare.
+#[derive(Debug, Clone, Serialize)]
+pub struct PreparedTable {
+    pub table: String,
+    pub rows: u64,
+    pub inserts: u64,
+    #[serde(rename = "elapsed_s")]
+    pub seconds: f64,
+    pub secondary_index: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PrepareResult {
+    pub tables: Vec<PreparedTable>,
+    #[serde(rename = "elapsed_s")]
+    pub seconds: f64,
+    #[serde(rename = "rows_per_s")]
+    pub rows_per_sec: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_latency_is_integer_ns_and_never_null() {
+        let l = Latency {
+            min: 0.5,
+            avg: 1.25,
+            max: 9.0,
+            percentile: 0,
+            percentile_value: None,
+            sum: 100.0,
+            percentiles: [("99".to_string(), 2.5)].into_iter().collect(),
+        };
+        let j = serde_json::to_value(&l).unwrap();
+        assert_eq!(j["min_ns"], 500_000);
+        assert_eq!(j["avg_ns"], 1_250_000);
+        assert_eq!(j["sum_ns"], 100_000_000);
+        assert_eq!(j["p99_ns"], 2_500_000);
+        assert!(j["percentile_ns"]["unknown"].is_string(), "{j}");
+        assert!(j["p50_ns"]["unknown"].is_string(), "{j}");
+        assert!(!j.to_string().contains("null"), "{j}");
+    }
+}

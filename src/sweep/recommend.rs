@@ -1,0 +1,563 @@
+//! From verdicts to one answer: keep the setting the devices hold, or
+//! change to a candidate. No I/O here.
+//!
+//! The rule, most conservative first:
+//! - **The current setting was measured** (one candidate holds every
+//!   switched device's values at start; it is the baseline): a candidate
+//!   with a different setting qualifies when it is better than the
+//!   baseline on at least one workload and worse on none; the most wins
+//!   take it (ties: the kernel default, else the first). With no
+//!   qualifier, the baseline and every candidate that differs on nothing
+//!   are tied, and the tie goes to the kernel default of the top device's
+//!   class if it is among them, else the current setting is kept. If two
+//!   candidates with the *same* setting (an A/A pair) were found to differ,
+//!   the run's verdicts are noise and the current setting is kept.
+//! - **It was not measured** (e.g. `--schedulers none,none` while the disk
+//!   under a loop device is on mq-deadline): nothing in the run says how
+//!   the current setting performs, so it is kept, "not measured", unless
+//!   the user asked for a choice among the candidates (`--choose`) and one
+//!   candidate was significantly better than every other one (pairwise,
+//!   see [`super::verdicts::pairwise`]).
+//!
+//! Either way a recommendation names a setting (`none`), never an A/A
+//! label (`none#1`), and an A/A run never recommends a change.
+
+use super::cli::Objective;
+use super::plan::Candidate;
+use super::target::Device;
+use super::verdicts::WorkloadVerdict;
+use crate::stats::Verdict;
+use serde::Serialize;
+
+/// Keep what the devices hold, or change it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Keep,
+    Change,
+}
+
+/// The one answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Recommendation {
+    pub action: Action,
+    /// The setting to hold on every switched device (`mq-deadline`,
+    /// `kyber/nr=64`); absent when keeping a current setting that was not
+    /// measured (the devices may even differ from each other).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u32>,
+    /// Did one candidate hold every switched device's values at start?
+    pub current_measured: bool,
+    /// One line: why.
+    pub reason: String,
+    /// True when some device does not hold the recommended setting now
+    /// (exit code 1). Never true for an A/A run.
+    pub pending_change: bool,
+}
+
+impl Recommendation {
+    /// `keep none`, `change to mq-deadline`, `keep the current setting`.
+    pub fn headline(&self) -> String {
+        match (self.action, &self.setting) {
+            (Action::Change, Some(s)) => format!("change to {s}"),
+            (Action::Keep, Some(s)) => format!("keep {s}"),
+            _ => "keep the current setting".to_string(),
+        }
+    }
+}
+
+/// Index of the candidate that holds every switched device's values now.
+pub fn current(cands: &[Candidate], devices: &[Device]) -> Option<usize> {
+    cands
+        .iter()
+        .position(|c| devices.iter().all(|d| c.matches(d)))
+}
+
+/// `loop0 none, vda mq-deadline`.
+fn current_settings(devices: &[Device]) -> String {
+    devices
+        .iter()
+        .map(|d| format!("{} {}", d.name, d.scheduler))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn objective_name(o: Objective) -> &'static str {
+    match o {
+        Objective::Throughput => "throughput",
+        Objective::Latency => "latency",
+        Objective::Balanced => "balanced",
+    }
+}
+
+fn pick(c: &Candidate, devices: &[Device], measured: bool, reason: String) -> Recommendation {
+    let pending = devices.iter().any(|d| !c.matches(d));
+    Recommendation {
+        action: if pending {
+            Action::Change
+        } else {
+            Action::Keep
+        },
+        setting: Some(c.setting()),
+        scheduler: Some(c.scheduler.clone()),
+        nr_requests: c.nr_requests,
+        read_ahead_kb: c.read_ahead_kb,
+        current_measured: measured,
+        reason,
+        pending_change: pending,
+    }
+}
+
+fn keep_unmeasured(reason: String) -> Recommendation {
+    Recommendation {
+        action: Action::Keep,
+        setting: None,
+        scheduler: None,
+        nr_requests: None,
+        read_ahead_kb: None,
+        current_measured: false,
+        reason,
+        pending_change: false,
+    }
+}
+
+/// What the run says. `verdicts` compare every candidate with `baseline`;
+/// `pairwise` (with `choose`) compares candidates of different settings
+/// with each other.
+pub fn recommend(
+    cands: &[Candidate],
+    baseline: usize,
+    verdicts: &[WorkloadVerdict],
+    pairwise: &[WorkloadVerdict],
+    devices: &[Device],
+    objective: Objective,
+    choose: bool,
+) -> Recommendation {
+    match current(cands, devices) {
+        Some(cur) if cur == baseline => measured(cands, cur, verdicts, devices, objective),
+        // The caller compares with the current setting whenever it was
+        // measured; be safe if it did not.
+        Some(_) | None => unmeasured(cands, pairwise, devices, objective, choose),
+    }
+}
+
+fn measured(
+    cands: &[Candidate],
+    base_i: usize,
+    verdicts: &[WorkloadVerdict],
+    devices: &[Device],
+    objective: Objective,
+) -> Recommendation {
+    let base = &cands[base_i];
+    let by_label = |l: &str| cands.iter().find(|c| c.label == l);
+    let count = |label: &str, v: Verdict| {
+        verdicts
+            .iter()
+            .filter(|x| x.candidate == label && x.verdict == v)
+            .count()
+    };
+    // An A/A pair that differs: the differences of this run are noise.
+    let aa_noise: Vec<String> = verdicts
+        .iter()
+        .filter(|v| v.verdict != Verdict::NoSignificantDifference)
+        .filter(|v| by_label(&v.candidate).is_some_and(|c| c.same_setting(base)))
+        .map(|v| format!("{} {}", v.candidate, v.describe(objective)))
+        .collect();
+    if !aa_noise.is_empty() {
+        return pick(
+            base,
+            devices,
+            true,
+            format!(
+                "keeping the current setting: candidates with the same setting as {} measured different ({}), so this run's differences are noise; rerun on a quieter host or with more --rounds",
+                base.label,
+                aa_noise.join(", ")
+            ),
+        );
+    }
+    let default = &devices[0].kernel_default;
+    let qualified: Vec<(usize, usize)> = cands
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.same_setting(base))
+        .map(|(i, c)| {
+            (
+                i,
+                count(&c.label, Verdict::Better),
+                count(&c.label, Verdict::Worse),
+            )
+        })
+        .filter(|&(_, b, w)| b > 0 && w == 0)
+        .map(|(i, b, _)| (i, b))
+        .collect();
+    if let Some(max) = qualified.iter().map(|q| q.1).max() {
+        let tied: Vec<usize> = qualified
+            .iter()
+            .filter(|q| q.1 == max)
+            .map(|q| q.0)
+            .collect();
+        let i = tied
+            .iter()
+            .copied()
+            .find(|&i| &cands[i].scheduler == default)
+            .unwrap_or(tied[0]);
+        let wins: Vec<String> = verdicts
+            .iter()
+            .filter(|v| v.candidate == cands[i].label && v.verdict == Verdict::Better)
+            .map(|v| v.describe(objective))
+            .collect();
+        return pick(
+            &cands[i],
+            devices,
+            true,
+            format!(
+                "{} vs {}: {}; worse on no workload",
+                cands[i].setting(),
+                base.setting(),
+                wins.join(", ")
+            ),
+        );
+    }
+    // Say what lost, and by how much: "keeping the current setting" alone
+    // hides that the alternative was measurably worse.
+    let losses: Vec<String> = verdicts
+        .iter()
+        .filter(|v| v.verdict == Verdict::Worse)
+        .map(|v| format!("{} {}", v.candidate, v.describe(objective)))
+        .collect();
+    let losses = if losses.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", losses.join(", "))
+    };
+    let tie_default = cands.iter().find(|c| {
+        &c.scheduler == default
+            && (c.same_setting(base)
+                || (count(&c.label, Verdict::Better) == 0 && count(&c.label, Verdict::Worse) == 0))
+    });
+    let aa = super::plan::distinct_settings(cands) == 1;
+    match tie_default {
+        Some(c) if !c.same_setting(base) => pick(
+            c,
+            devices,
+            true,
+            format!(
+                "no candidate beat {} on any workload ({} objective); ties go to the kernel default for {} ({default}){losses}",
+                base.setting(),
+                objective_name(objective),
+                devices[0].name
+            ),
+        ),
+        _ => pick(
+            base,
+            devices,
+            true,
+            format!(
+                "{} ({} objective); keeping the current setting{losses}",
+                if aa {
+                    format!(
+                        "an A/A run: every candidate is {}, and no difference was found",
+                        base.setting()
+                    )
+                } else {
+                    format!("no candidate beat {} on any workload", base.setting())
+                },
+                objective_name(objective),
+            ),
+        ),
+    }
+}
+
+/// Does `x` beat `y` on some workload and lose on none (pairwise verdicts,
+/// each stored once with the earlier candidate as baseline)?
+fn beats(x: &str, y: &str, pairwise: &[WorkloadVerdict]) -> bool {
+    let mut better = 0;
+    for v in pairwise {
+        let verdict_for_x = if v.candidate == x && v.baseline == y {
+            v.verdict
+        } else if v.candidate == y && v.baseline == x {
+            match v.verdict {
+                Verdict::Better => Verdict::Worse,
+                Verdict::Worse => Verdict::Better,
+                n => n,
+            }
+        } else {
+            continue;
+        };
+        match verdict_for_x {
+            Verdict::Worse => return false,
+            Verdict::Better => better += 1,
+            Verdict::NoSignificantDifference => {}
+        }
+    }
+    better > 0
+}
+
+fn unmeasured(
+    cands: &[Candidate],
+    pairwise: &[WorkloadVerdict],
+    devices: &[Device],
+    objective: Objective,
+    choose: bool,
+) -> Recommendation {
+    let now = current_settings(devices);
+    let settings = super::plan::distinct_settings(cands);
+    let head = format!("keep the current setting ({now}): it was not measured");
+    if settings < 2 {
+        return keep_unmeasured(format!(
+            "{head}; an A/A run compares {} with itself and never recommends a change",
+            cands[0].setting()
+        ));
+    }
+    if !choose {
+        return keep_unmeasured(
+            format!(
+                "{head}; add --choose to pick a candidate that is significantly better than every other one, or include the current setting among the candidates"
+            ),
+        );
+    }
+    let winner = cands.iter().find(|x| {
+        cands
+            .iter()
+            .filter(|y| !y.same_setting(x))
+            .all(|y| beats(&x.label, &y.label, pairwise))
+    });
+    match winner {
+        Some(x) => {
+            let wins: Vec<String> = pairwise
+                .iter()
+                .filter(|v| v.verdict != Verdict::NoSignificantDifference)
+                .filter(|v| v.candidate == x.label || v.baseline == x.label)
+                .map(|v| {
+                    format!(
+                        "{} vs {}: {}",
+                        v.candidate,
+                        v.baseline,
+                        v.describe(objective)
+                    )
+                })
+                .collect();
+            pick(
+                x,
+                devices,
+                false,
+                format!(
+                    "{} was significantly better than every other candidate ({} objective; {}); chosen as asked (--choose), though the current setting ({now}) was not measured",
+                    x.setting(),
+                    objective_name(objective),
+                    wins.join(", ")
+                ),
+            )
+        }
+        None => keep_unmeasured(format!(
+            "{head}; no candidate was significantly better than every other one ({} objective)",
+            objective_name(objective)
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::trials::tests::bench_trial;
+    use super::super::trials::Trial;
+    use super::super::verdicts::tests::cand;
+    use super::super::verdicts::{pairwise, verdicts};
+    use super::*;
+    use crate::stats::CompareOpts;
+
+    fn dev(name: &str, sched: &str, default: &str) -> Device {
+        Device {
+            name: name.into(),
+            offered: vec!["none".into(), "mq-deadline".into(), "kyber".into()],
+            scheduler: sched.into(),
+            nr_requests: Some(128),
+            read_ahead_kb: Some(128),
+            rotational: Some(true),
+            hw_queues: Some(1),
+            kernel_default: default.into(),
+        }
+    }
+
+    /// Trials of `cands` on one workload: throughput `iops[i]` per candidate,
+    /// a little noise, p99 fixed.
+    fn run(cands: &[Candidate], iops: &[f64]) -> Vec<Trial> {
+        let mut t = vec![];
+        for r in 0..5u32 {
+            for (c, x) in cands.iter().zip(iops) {
+                let j = [0.0, 3.0, -2.0, 1.0, -1.0][r as usize];
+                t.push(bench_trial(r, &c.label, "w", x + j, 100.0));
+            }
+        }
+        t
+    }
+
+    fn decide(
+        cands: &[Candidate],
+        trials: &[Trial],
+        devices: &[Device],
+        choose: bool,
+    ) -> Recommendation {
+        let ws = vec!["w".to_string()];
+        let o = Objective::Throughput;
+        let base = current(cands, devices).unwrap_or(0);
+        let opts = CompareOpts::default();
+        let v = verdicts(trials, cands, base, &ws, o, &opts);
+        let p = pairwise(trials, cands, &ws, o, &opts);
+        recommend(cands, base, &v, &p, devices, o, choose)
+    }
+
+    /// The case: `--schedulers none,none` on a loop device (none)
+    /// over a disk on mq-deadline used to exit 1 recommending "none#1".
+    #[test]
+    fn a_a_run_over_an_unmeasured_disk_keeps_the_current_setting() {
+        let cands = [cand("none#1", "none"), cand("none#2", "none")];
+        let devs = [
+            dev("loop0", "none", "none"),
+            dev("vda", "mq-deadline", "mq-deadline"),
+        ];
+        for choose in [false, true] {
+            let r = decide(&cands, &run(&cands, &[1000.0, 1000.0]), &devs, choose);
+            assert_eq!(r.action, Action::Keep);
+            assert!(
+                !r.pending_change,
+                "an A/A run never reports a pending change"
+            );
+            assert!(!r.current_measured);
+            assert_eq!(r.setting, None);
+            assert!(r.reason.contains("it was not measured"), "{}", r.reason);
+            assert!(!r.reason.contains("none#1") || r.reason.contains("with itself"));
+            // Even a large spurious difference between the twins.
+            let r = decide(&cands, &run(&cands, &[1000.0, 1500.0]), &devs, choose);
+            assert!(!r.pending_change && r.setting.is_none(), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn a_a_run_on_the_current_setting_names_the_setting_not_a_label() {
+        let cands = [cand("none#1", "none"), cand("none#2", "none")];
+        let devs = [dev("loop0", "none", "none")];
+        let r = decide(&cands, &run(&cands, &[1000.0, 1000.0]), &devs, false);
+        assert_eq!(
+            (r.action, r.setting.as_deref()),
+            (Action::Keep, Some("none"))
+        );
+        assert!(r.current_measured && !r.pending_change);
+        assert!(r.reason.contains("A/A run"), "{}", r.reason);
+        // A spurious "difference" between the twins is called noise.
+        let r = decide(&cands, &run(&cands, &[1000.0, 1500.0]), &devs, false);
+        assert_eq!(
+            (r.action, r.setting.as_deref()),
+            (Action::Keep, Some("none"))
+        );
+        assert!(r.reason.contains("noise"), "{}", r.reason);
+        assert!(!r.pending_change);
+    }
+
+    #[test]
+    fn an_a_a_pair_that_differs_blocks_any_change() {
+        let cands = [
+            cand("none#1", "none"),
+            cand("none#2", "none"),
+            cand("kyber", "kyber"),
+        ];
+        let devs = [dev("sda", "none", "none")];
+        let r = decide(
+            &cands,
+            &run(&cands, &[1000.0, 1500.0, 1500.0]),
+            &devs,
+            false,
+        );
+        assert_eq!(r.setting.as_deref(), Some("none"));
+        assert!(
+            !r.pending_change && r.reason.contains("noise"),
+            "{}",
+            r.reason
+        );
+    }
+
+    #[test]
+    fn unmeasured_current_needs_choose_and_a_candidate_better_than_all() {
+        let cands = [
+            cand("kyber", "kyber"),
+            cand("bfq", "bfq"),
+            cand("none", "none"),
+        ];
+        let devs = [dev("sda", "mq-deadline", "mq-deadline")];
+        let clear = run(&cands, &[1000.0, 1000.0, 1500.0]);
+        // Without --choose: kept, and the reason names the flag.
+        let r = decide(&cands, &clear, &devs, false);
+        assert_eq!(r.action, Action::Keep);
+        assert!(
+            !r.pending_change && r.reason.contains("--choose"),
+            "{}",
+            r.reason
+        );
+        // With it: none beat both others.
+        let r = decide(&cands, &clear, &devs, true);
+        assert_eq!(
+            (r.action, r.setting.as_deref()),
+            (Action::Change, Some("none"))
+        );
+        assert!(r.pending_change && !r.current_measured);
+        assert!(r.reason.contains("chosen as asked"), "{}", r.reason);
+        // Better than one other only: no choice.
+        let r = decide(&cands, &run(&cands, &[1000.0, 1500.0, 1500.0]), &devs, true);
+        assert_eq!(r.action, Action::Keep);
+        assert!(
+            r.reason.contains("no candidate was significantly better"),
+            "{}",
+            r.reason
+        );
+    }
+
+    #[test]
+    fn measured_current_keeps_the_documented_rule() {
+        let cands = [cand("none", "none"), cand("mq-deadline", "mq-deadline")];
+        // mq-deadline clearly faster: change.
+        let devs = [dev("sda", "none", "none")];
+        let r = decide(&cands, &run(&cands, &[1000.0, 1500.0]), &devs, false);
+        assert_eq!(
+            (r.action, r.setting.as_deref()),
+            (Action::Change, Some("mq-deadline"))
+        );
+        assert!(r.pending_change);
+        assert!(r.reason.contains("IOPS better on w"), "{}", r.reason);
+        // The same with mq-deadline current: kept, the loss named.
+        let devs = [dev("sda", "mq-deadline", "none")];
+        let r = decide(&cands, &run(&cands, &[1000.0, 1500.0]), &devs, false);
+        assert_eq!(
+            (r.action, r.setting.as_deref()),
+            (Action::Keep, Some("mq-deadline"))
+        );
+        assert!(
+            r.reason
+                .contains("keeping the current setting; none IOPS worse on w"),
+            "{}",
+            r.reason
+        );
+        // A tie goes to the kernel default (an SSD-class disk on none whose
+        // default is mq-deadline).
+        let devs = [dev("sda", "none", "mq-deadline")];
+        let r = decide(&cands, &run(&cands, &[1000.0, 1001.0]), &devs, false);
+        assert_eq!(r.setting.as_deref(), Some("mq-deadline"));
+        assert!(
+            r.pending_change && r.reason.contains("kernel default"),
+            "{}",
+            r.reason
+        );
+        // A tie on the kernel default itself: nothing to do.
+        let devs = [dev("sda", "none", "none")];
+        let r = decide(&cands, &run(&cands, &[1000.0, 1001.0]), &devs, false);
+        assert_eq!(
+            (r.action, r.setting.as_deref()),
+            (Action::Keep, Some("none"))
+        );
+        assert!(!r.pending_change);
+    }
+}

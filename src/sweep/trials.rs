@@ -1,0 +1,409 @@
+//! What one measured window yields: a [`Trial`], in JSON units (latency in
+//! ns, rates per second, throughput `{value, unit}`). No I/O here: the
+//! workloads ([`super::workload`]) measure, this module only holds and
+//! converts.
+
+use super::diskstats::DeviceStats;
+use crate::bench::result::{DirStats, WorkloadResult};
+use crate::oltp::OltpResult;
+use serde::Serialize;
+
+/// What a workload's throughput counts. The analysis treats both alike
+/// (higher is better, ratios are unitless); reports name the unit so a
+/// transaction rate is never read as an I/O rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// I/O operations per second: bench presets and job files.
+    Iops,
+    /// Transactions per second: OLTP workloads (sysbench's "transactions").
+    Tps,
+}
+
+impl Unit {
+    /// As written in text reports and column headers.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Iops => "IOPS",
+            Unit::Tps => "tps",
+        }
+    }
+}
+
+/// A throughput whose unit varies between workloads: `{"value": 1234.5,
+/// "unit": "iops"}` (docs/json.md's rule for quantities whose unit varies).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Throughput {
+    pub value: f64,
+    pub unit: Unit,
+}
+
+/// What a workload reports about one measured window, before the sweep
+/// adds where and when it ran. Latencies in ns, rates per second.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Measurement {
+    /// IOPS (bench: all jobs, reads + writes) or tps (OLTP).
+    pub throughput: f64,
+    /// Bench: all jobs' bandwidth. OLTP: none (the device figures have bytes).
+    pub bandwidth_bytes_per_s: Option<f64>,
+    /// The latency that decides for the workload: bench, read p99 if it
+    /// reads, else write p99 (max over jobs); OLTP, the transaction p99.
+    /// None when nothing completed.
+    pub p99_ns: Option<u64>,
+    pub read_p99_ns: Option<u64>,
+    pub write_p99_ns: Option<u64>,
+    pub read_p50_ns: Option<u64>,
+    /// OLTP: queries per second.
+    pub queries_per_s: Option<f64>,
+    /// OLTP: events re-run after an ignored error (deadlock, lock wait
+    /// timeout, lost connection) per second: a trial full of them measured
+    /// contention, not storage.
+    pub errors_per_s: Option<f64>,
+}
+
+fn dirs(r: &WorkloadResult) -> impl Iterator<Item = (&DirStats, bool)> {
+    r.jobs.iter().flat_map(|j| {
+        j.read
+            .iter()
+            .map(|d| (d, true))
+            .chain(j.write.iter().map(|d| (d, false)))
+    })
+}
+
+fn max_ns(r: &WorkloadResult, read: bool, f: fn(&DirStats) -> u64) -> Option<u64> {
+    dirs(r)
+        .filter(|(d, is_read)| *is_read == read && d.clat_ns.n > 0)
+        .map(|(d, _)| f(d))
+        .max()
+}
+
+impl Measurement {
+    /// A bench run: IOPS and bandwidth of every job and direction summed;
+    /// latencies the worst job's (max over jobs).
+    pub fn from_bench(r: &WorkloadResult) -> Measurement {
+        let read_p99_ns = max_ns(r, true, |d| d.clat_ns.p99);
+        let write_p99_ns = max_ns(r, false, |d| d.clat_ns.p99);
+        Measurement {
+            throughput: dirs(r).map(|(d, _)| d.iops).sum(),
+            bandwidth_bytes_per_s: Some(dirs(r).map(|(d, _)| d.bw_bytes).sum()),
+            p99_ns: read_p99_ns.or(write_p99_ns),
+            read_p99_ns,
+            write_p99_ns,
+            read_p50_ns: max_ns(r, true, |d| d.clat_ns.p50),
+            queries_per_s: None,
+            errors_per_s: None,
+        }
+    }
+
+    /// An OLTP run: transactions per second, and the transaction p99 from
+    /// sysbench's histogram (ms there, ns here like every latency).
+    pub fn from_oltp(r: &OltpResult) -> Measurement {
+        let p99_ns = r
+            .latency_ms
+            .percentiles
+            .get("99")
+            .copied()
+            .filter(|ms| r.events > 0 && ms.is_finite() && *ms >= 0.0)
+            .map(|ms| (ms * 1e6).round() as u64);
+        Measurement {
+            throughput: r.tps,
+            bandwidth_bytes_per_s: None,
+            p99_ns,
+            read_p99_ns: None,
+            write_p99_ns: None,
+            read_p50_ns: None,
+            queries_per_s: Some(r.qps),
+            errors_per_s: Some(r.errors_per_sec),
+        }
+    }
+}
+
+/// iostat -x figures of one switched device over one measured window, in
+/// JSON units (from /proc/diskstats deltas, see [`super::diskstats`]).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DeviceWindow {
+    pub device: String,
+    /// iostat `r/s`.
+    pub reads_per_s: f64,
+    /// iostat `w/s`.
+    pub writes_per_s: f64,
+    /// iostat `rkB/s`, in bytes.
+    pub read_bytes_per_s: f64,
+    /// iostat `wkB/s`, in bytes.
+    pub write_bytes_per_s: f64,
+    /// iostat `r_await`: mean time per completed read; absent without reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_await_ns: Option<u64>,
+    /// iostat `w_await`; absent without writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_await_ns: Option<u64>,
+    /// iostat `aqu-sz`: the average number of requests queued or in flight.
+    pub avg_queue_length: f64,
+    /// iostat `%util`: share of the window with at least one I/O in flight
+    /// (not saturation on devices that serve several at once).
+    pub util_pct: f64,
+}
+
+/// Milliseconds (diskstats' tick unit) to whole nanoseconds.
+pub(super) fn ms_to_ns(ms: f64) -> u64 {
+    (ms * 1e6).round().max(0.0) as u64
+}
+
+impl From<&DeviceStats> for DeviceWindow {
+    fn from(s: &DeviceStats) -> DeviceWindow {
+        DeviceWindow {
+            device: s.device.clone(),
+            reads_per_s: s.r_s,
+            writes_per_s: s.w_s,
+            read_bytes_per_s: s.rkb_s * 1024.0,
+            write_bytes_per_s: s.wkb_s * 1024.0,
+            read_await_ns: s.r_await.map(ms_to_ns),
+            write_await_ns: s.w_await.map(ms_to_ns),
+            avg_queue_length: s.aqu_sz,
+            util_pct: s.util,
+        }
+    }
+}
+
+/// One measured window of one workload under one candidate.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trial {
+    pub round: u32,
+    /// Position in the whole run (0-based), to see drift over time.
+    pub seq: usize,
+    pub candidate: String,
+    pub workload: String,
+    pub throughput: Throughput,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth_bytes_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_p99_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_p99_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_p50_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queries_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors_per_s: Option<f64>,
+    /// Each switched device over the window.
+    pub devices: Vec<DeviceWindow>,
+}
+
+impl Trial {
+    pub fn new(
+        round: u32,
+        seq: usize,
+        candidate: &str,
+        workload: &str,
+        unit: Unit,
+        m: Measurement,
+        devices: &[DeviceStats],
+    ) -> Trial {
+        Trial {
+            round,
+            seq,
+            candidate: candidate.to_string(),
+            workload: workload.to_string(),
+            throughput: Throughput {
+                value: m.throughput,
+                unit,
+            },
+            bandwidth_bytes_per_s: m.bandwidth_bytes_per_s,
+            p99_ns: m.p99_ns,
+            read_p99_ns: m.read_p99_ns,
+            write_p99_ns: m.write_p99_ns,
+            read_p50_ns: m.read_p50_ns,
+            queries_per_s: m.queries_per_s,
+            errors_per_s: m.errors_per_s,
+            devices: devices.iter().map(DeviceWindow::from).collect(),
+        }
+    }
+
+    pub fn unit(&self) -> Unit {
+        self.throughput.unit
+    }
+}
+
+/// The figures a verdict can rest on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// IOPS (bench) or tps (OLTP): see [`Unit`].
+    Throughput,
+    Bandwidth,
+    P99,
+    /// Throughput per millisecond of p99 latency, per trial: the `balanced`
+    /// objective's one metric. Testing throughput and p99 separately and
+    /// taking either verdict would be two tests per workload and double the
+    /// false-positive rate; a composite keeps one test per workload, so the
+    /// Bonferroni split over workloads still bounds the whole run at alpha.
+    Balanced,
+}
+
+impl Metric {
+    pub fn direction(self) -> crate::stats::Direction {
+        match self {
+            Metric::P99 => crate::stats::Direction::LowerIsBetter,
+            _ => crate::stats::Direction::HigherIsBetter,
+        }
+    }
+
+    pub fn of(self, t: &Trial) -> Option<f64> {
+        let x = t.throughput.value;
+        match self {
+            Metric::Throughput => Some(x),
+            Metric::Bandwidth => t.bandwidth_bytes_per_s,
+            Metric::P99 => t.p99_ns.map(|p| p as f64),
+            Metric::Balanced => t.p99_ns.filter(|p| *p > 0).map(|p| x / (p as f64 / 1e6)),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::bench::result::{JobResult, LatencyNs};
+
+    /// A bench trial of one reading job.
+    pub(crate) fn bench_trial(round: u32, c: &str, w: &str, iops: f64, p99_us: f64) -> Trial {
+        let r = WorkloadResult {
+            name: w.into(),
+            jobs: vec![JobResult {
+                name: "j".into(),
+                read: Some(DirStats {
+                    total_ios: 1,
+                    io_bytes: 4096,
+                    iops,
+                    bw_bytes: iops * 4096.0,
+                    clat_ns: LatencyNs {
+                        p99: (p99_us * 1000.0) as u64,
+                        p50: (p99_us * 500.0) as u64,
+                        n: 100,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                }),
+                write: None,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        Trial::new(round, 0, c, w, Unit::Iops, Measurement::from_bench(&r), &[])
+    }
+
+    pub(crate) fn oltp_result(tps: f64, p99_ms: f64) -> OltpResult {
+        use crate::oltp::{Fairness, Latency, QueryCounts};
+        OltpResult {
+            workload: "oltp_read_write".into(),
+            threads: 8,
+            rand_seed: 1,
+            queries: QueryCounts {
+                read: 0,
+                write: 0,
+                other: 0,
+                total: 0,
+            },
+            transactions: 100,
+            tps,
+            qps: tps * 20.0,
+            ignored_errors: 0,
+            errors_per_sec: 0.5,
+            reconnects: 0,
+            reconnects_per_sec: 0.0,
+            total_time_s: 1.0,
+            events: 100,
+            latency_ms: Latency {
+                min: 0.1,
+                avg: 1.0,
+                max: 9.0,
+                percentile: 95,
+                percentile_value: Some(p99_ms / 2.0),
+                sum: 100.0,
+                percentiles: [("99".to_string(), p99_ms)].into_iter().collect(),
+            },
+            fairness: Fairness {
+                events_avg: 0.0,
+                events_stddev: 0.0,
+                exec_time_avg: 0.0,
+                exec_time_stddev: 0.0,
+            },
+            intervals: vec![],
+            server: None,
+            status_samples: vec![],
+        }
+    }
+
+    pub(crate) fn oltp_trial(round: u32, c: &str, tps: f64, p99_ms: f64) -> Trial {
+        Trial::new(
+            round,
+            0,
+            c,
+            "oltp_read_write",
+            Unit::Tps,
+            Measurement::from_oltp(&oltp_result(tps, p99_ms)),
+            &[],
+        )
+    }
+
+    #[test]
+    fn bench_metrics_are_in_json_units() {
+        let t = bench_trial(0, "none", "page-read", 1000.0, 250.0);
+        assert_eq!(t.throughput.value, 1000.0);
+        assert_eq!(t.unit(), Unit::Iops);
+        assert_eq!(t.bandwidth_bytes_per_s, Some(1000.0 * 4096.0));
+        assert_eq!(t.p99_ns, Some(250_000));
+        assert_eq!(t.read_p50_ns, Some(125_000));
+        assert_eq!(t.write_p99_ns, None);
+        let j = serde_json::to_value(&t).unwrap();
+        assert_eq!(
+            j["throughput"],
+            serde_json::json!({"value": 1000.0, "unit": "iops"})
+        );
+        assert_eq!(j["p99_ns"], 250_000);
+        assert!(j.get("write_p99_ns").is_none(), "absent, never null: {j}");
+        assert!(j.get("queries_per_s").is_none());
+        // The balanced composite: IOPS per ms of p99.
+        assert_eq!(Metric::Balanced.of(&t), Some(1000.0 / 0.25));
+    }
+
+    #[test]
+    fn oltp_throughput_is_tps_and_latency_ns() {
+        let t = oltp_trial(0, "none", 800.0, 12.5);
+        assert_eq!(t.throughput.value, 800.0);
+        assert_eq!(t.p99_ns, Some(12_500_000), "transaction p99, ms → ns");
+        assert_eq!(t.bandwidth_bytes_per_s, None);
+        let j = serde_json::to_value(&t).unwrap();
+        assert_eq!(j["throughput"]["unit"], "tps");
+        assert_eq!(j["queries_per_s"], 16_000.0);
+        assert_eq!(j["errors_per_s"], 0.5);
+        assert!(j.get("iops").is_none() && j.get("bandwidth_bytes_per_s").is_none());
+    }
+
+    #[test]
+    fn device_windows_use_json_units() {
+        let s = DeviceStats {
+            device: "vda".into(),
+            r_s: 100.0,
+            w_s: 400.0,
+            rkb_s: 800.0,
+            wkb_s: 1600.0,
+            r_await: Some(2.5),
+            w_await: None,
+            aqu_sz: 1.5,
+            util: 50.0,
+        };
+        let j = serde_json::to_value(DeviceWindow::from(&s)).unwrap();
+        assert_eq!(j["read_bytes_per_s"], 800.0 * 1024.0);
+        assert_eq!(j["read_await_ns"], 2_500_000);
+        assert!(j.get("write_await_ns").is_none());
+        assert_eq!(j["avg_queue_length"], 1.5);
+        assert_eq!(j["util_pct"], 50.0);
+        let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
+        assert!(
+            keys.iter().all(|k| !k.contains('/') && !k.contains('-')),
+            "{keys:?}"
+        );
+    }
+}

@@ -1,0 +1,635 @@
+//! From trials to per-cell summaries and verdicts (on top of `stats`). No
+//! I/O, no choice of a setting here: that is [`super::recommend`].
+
+use super::cli::Objective;
+use super::plan::Candidate;
+use super::trials::{Metric, Trial, Unit};
+use crate::stats::{self, compare, CompareOpts, Comparison, Summary, Verdict};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use serde::Serialize;
+
+/// A throughput summary with its unit: `{"unit": "iops", "n": 5, "median": …}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThroughputSummary {
+    pub unit: Unit,
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+/// A latency summary in whole nanoseconds (a fraction of a ns means nothing).
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencySummary {
+    pub n: usize,
+    pub median: u64,
+    pub ci_low: u64,
+    pub ci_high: u64,
+    #[serde(rename = "cv_pct", serialize_with = "stats::as_pct")]
+    pub cv: f64,
+}
+
+impl LatencySummary {
+    fn of(s: Summary) -> LatencySummary {
+        let ns = |v: f64| v.round().max(0.0) as u64;
+        LatencySummary {
+            n: s.n,
+            median: ns(s.median),
+            ci_low: ns(s.ci_low),
+            ci_high: ns(s.ci_high),
+            cv: s.cv,
+        }
+    }
+}
+
+/// Median device figures of one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceMedians {
+    pub device: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_await_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_await_ns: Option<u64>,
+    pub avg_queue_length: f64,
+    pub util_pct: f64,
+}
+
+/// One candidate on one workload, over its trials.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub candidate: String,
+    pub workload: String,
+    pub throughput: ThroughputSummary,
+    /// Absent for OLTP workloads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth_bytes_per_s: Option<Summary>,
+    /// Absent when no trial completed an I/O or transaction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_ns: Option<LatencySummary>,
+    pub devices: Vec<DeviceMedians>,
+}
+
+/// A throughput comparison with the unit compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThroughputComparison {
+    pub unit: Unit,
+    #[serde(flatten)]
+    pub comparison: Comparison,
+}
+
+/// A candidate against a baseline on one workload. Every comparison is a
+/// unitless ratio candidate / baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadVerdict {
+    pub candidate: String,
+    pub workload: String,
+    /// The candidate it is compared with.
+    pub baseline: String,
+    /// The verdict for the objective: `better`, `worse` or
+    /// `no significant difference`.
+    pub verdict: Verdict,
+    pub throughput: ThroughputComparison,
+    /// Absent for OLTP workloads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<Comparison>,
+    /// Absent without latencies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99: Option<Comparison>,
+    /// The composite the `balanced` objective decides on: throughput per
+    /// ms of p99, computed per trial. Absent without latencies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balanced: Option<Comparison>,
+}
+
+impl WorkloadVerdict {
+    pub fn unit(&self) -> Unit {
+        self.throughput.unit
+    }
+
+    /// The comparison the objective's verdict rests on, and its name.
+    pub fn decisive(&self, o: Objective) -> Option<(String, &Comparison)> {
+        let unit = self.unit().label();
+        match o {
+            Objective::Throughput => Some((unit.to_string(), &self.throughput.comparison)),
+            Objective::Latency => self.p99.as_ref().map(|c| ("p99".to_string(), c)),
+            Objective::Balanced => self
+                .balanced
+                .as_ref()
+                .map(|c| (format!("{unit} per ms of p99"), c)),
+        }
+    }
+
+    /// `p99 better on mixed (0.50× [0.41–0.62])`.
+    pub fn describe(&self, o: Objective) -> String {
+        match self.decisive(o) {
+            Some((n, c)) => format!(
+                "{n} {} on {} ({:.2}× [{:.2}–{:.2}])",
+                self.verdict.as_str(),
+                self.workload,
+                c.ratio.unwrap_or(f64::NAN),
+                c.ci_low.unwrap_or(f64::NAN),
+                c.ci_high.unwrap_or(f64::NAN)
+            ),
+            None => format!("{} on {}", self.verdict.as_str(), self.workload),
+        }
+    }
+}
+
+/// The unit of workload `w`'s throughput (from its trials; IOPS if none ran).
+pub fn unit_of(trials: &[Trial], w: &str) -> Unit {
+    trials
+        .iter()
+        .find(|t| t.workload == w)
+        .map_or(Unit::Iops, |t| t.unit())
+}
+
+fn values(trials: &[Trial], c: &str, w: &str, m: Metric) -> Vec<f64> {
+    trials
+        .iter()
+        .filter(|t| t.candidate == c && t.workload == w)
+        .filter_map(|t| m.of(t))
+        .collect()
+}
+
+fn seed_for(seed: u64, parts: &[usize]) -> u64 {
+    parts.iter().fold(seed ^ 0x9e37_79b9_7f4a_7c15, |h, &p| {
+        (h ^ p as u64).wrapping_mul(0x1000_0000_01b3)
+    })
+}
+
+pub fn cells(
+    trials: &[Trial],
+    cands: &[Candidate],
+    workloads: &[String],
+    resamples: usize,
+    seed: u64,
+) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for (wi, w) in workloads.iter().enumerate() {
+        let unit = unit_of(trials, w);
+        for (ci, c) in cands.iter().enumerate() {
+            let mut rng = SmallRng::seed_from_u64(seed_for(seed, &[1, wi, ci]));
+            let p99 = values(trials, &c.label, w, Metric::P99);
+            let bw = values(trials, &c.label, w, Metric::Bandwidth);
+            let mine: Vec<&Trial> = trials
+                .iter()
+                .filter(|t| t.candidate == c.label && &t.workload == w)
+                .collect();
+            let dev_names: Vec<String> = mine
+                .first()
+                .map(|t| t.devices.iter().map(|d| d.device.clone()).collect())
+                .unwrap_or_default();
+            let devices = dev_names
+                .iter()
+                .map(|n| {
+                    let ds: Vec<_> = mine
+                        .iter()
+                        .filter_map(|t| t.devices.iter().find(|d| &d.device == n))
+                        .collect();
+                    let med = |v: Vec<f64>| (!v.is_empty()).then(|| stats::median(&v));
+                    let ns = |v: Vec<u64>| med(v.into_iter().map(|x| x as f64).collect());
+                    DeviceMedians {
+                        device: n.clone(),
+                        read_await_ns: ns(ds.iter().filter_map(|d| d.read_await_ns).collect())
+                            .map(|v| v.round() as u64),
+                        write_await_ns: ns(ds.iter().filter_map(|d| d.write_await_ns).collect())
+                            .map(|v| v.round() as u64),
+                        avg_queue_length: med(ds.iter().map(|d| d.avg_queue_length).collect())
+                            .unwrap_or(0.0),
+                        util_pct: med(ds.iter().map(|d| d.util_pct).collect()).unwrap_or(0.0),
+                    }
+                })
+                .collect();
+            out.push(Cell {
+                candidate: c.label.clone(),
+                workload: w.clone(),
+                throughput: ThroughputSummary {
+                    unit,
+                    summary: stats::summarize(
+                        &values(trials, &c.label, w, Metric::Throughput),
+                        resamples,
+                        &mut rng,
+                    ),
+                },
+                bandwidth_bytes_per_s: (!bw.is_empty())
+                    .then(|| stats::summarize(&bw, resamples, &mut rng)),
+                p99_ns: (!p99.is_empty())
+                    .then(|| LatencySummary::of(stats::summarize(&p99, resamples, &mut rng))),
+                devices,
+            });
+        }
+    }
+    out
+}
+
+/// The objective's verdict: exactly one test per workload (see
+/// [`Metric::Balanced`] for why `balanced` is a composite).
+pub fn objective_verdict(
+    o: Objective,
+    throughput: &Comparison,
+    p99: Option<&Comparison>,
+    balanced: Option<&Comparison>,
+) -> Verdict {
+    let or_none = |c: Option<&Comparison>| {
+        c.map(|c| c.verdict)
+            .unwrap_or(Verdict::NoSignificantDifference)
+    };
+    match o {
+        Objective::Throughput => throughput.verdict,
+        Objective::Latency => or_none(p99),
+        Objective::Balanced => or_none(balanced),
+    }
+}
+
+/// `cand` against `base` on workload `w`; `key` seeds the bootstraps.
+#[allow(clippy::too_many_arguments)]
+fn judge(
+    trials: &[Trial],
+    base: &str,
+    cand: &str,
+    w: &str,
+    unit: Unit,
+    objective: Objective,
+    opts: &CompareOpts,
+    key: &[usize],
+) -> WorkloadVerdict {
+    let cmp = |m: Metric, k: usize| {
+        let mut parts = key.to_vec();
+        parts.push(k);
+        let o = CompareOpts {
+            seed: seed_for(opts.seed, &parts),
+            ..*opts
+        };
+        compare(
+            &values(trials, base, w, m),
+            &values(trials, cand, w, m),
+            m.direction(),
+            &o,
+        )
+    };
+    let has = |m: Metric| {
+        !values(trials, base, w, m).is_empty() && !values(trials, cand, w, m).is_empty()
+    };
+    let throughput = cmp(Metric::Throughput, 0);
+    let bandwidth = has(Metric::Bandwidth).then(|| cmp(Metric::Bandwidth, 1));
+    let has_p99 = has(Metric::P99);
+    let p99 = has_p99.then(|| cmp(Metric::P99, 2));
+    let balanced = has_p99.then(|| cmp(Metric::Balanced, 3));
+    WorkloadVerdict {
+        candidate: cand.to_string(),
+        workload: w.to_string(),
+        baseline: base.to_string(),
+        verdict: objective_verdict(objective, &throughput, p99.as_ref(), balanced.as_ref()),
+        throughput: ThroughputComparison {
+            unit,
+            comparison: throughput,
+        },
+        bandwidth,
+        p99,
+        balanced,
+    }
+}
+
+/// Every candidate but `reference` against it, per workload, at alpha / W
+/// (Bonferroni over the W workloads one recommendation rests on).
+pub fn verdicts(
+    trials: &[Trial],
+    cands: &[Candidate],
+    reference: usize,
+    workloads: &[String],
+    objective: Objective,
+    opts: &CompareOpts,
+) -> Vec<WorkloadVerdict> {
+    let base = &cands[reference].label;
+    let opts = CompareOpts {
+        alpha: opts.alpha / workloads.len().max(1) as f64,
+        ..*opts
+    };
+    let mut out = Vec::new();
+    for (wi, w) in workloads.iter().enumerate() {
+        let unit = unit_of(trials, w);
+        for (ci, c) in cands.iter().enumerate() {
+            if ci != reference {
+                out.push(judge(
+                    trials,
+                    base,
+                    &c.label,
+                    w,
+                    unit,
+                    objective,
+                    &opts,
+                    &[2, wi, ci],
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Alpha of each pairwise comparison behind a choice among `settings`
+/// distinct settings over `workloads` workloads (see [`pairwise`]).
+pub fn pairwise_alpha(alpha: f64, workloads: usize, settings: usize) -> f64 {
+    alpha / (workloads.max(1) * settings.saturating_sub(1).max(1)) as f64
+}
+
+/// Every pair of candidates with different settings (the later one against
+/// the earlier), per workload: the evidence behind `--choose`, which needs
+/// one candidate significantly better than every other.
+///
+/// Why alpha / (W × (K − 1)) for K distinct settings: "X beats every other"
+/// needs X better than some Y on a workload, so under no difference at all
+/// P(X is chosen) ≤ W × a / 2 (one direction of a two-sided test, over W
+/// workloads); the K events "X is chosen" are disjoint (two candidates
+/// cannot each beat the other and be worse on none), so P(any choice) ≤
+/// K × W × a / 2, which is ≤ alpha with a = alpha / (W × (K − 1)) for K ≥ 2.
+pub fn pairwise(
+    trials: &[Trial],
+    cands: &[Candidate],
+    workloads: &[String],
+    objective: Objective,
+    opts: &CompareOpts,
+) -> Vec<WorkloadVerdict> {
+    let settings = super::plan::distinct_settings(cands);
+    let opts = CompareOpts {
+        alpha: pairwise_alpha(opts.alpha, workloads.len(), settings),
+        ..*opts
+    };
+    let mut out = Vec::new();
+    for (wi, w) in workloads.iter().enumerate() {
+        let unit = unit_of(trials, w);
+        for i in 0..cands.len() {
+            for j in i + 1..cands.len() {
+                if cands[i].same_setting(&cands[j]) {
+                    continue;
+                }
+                out.push(judge(
+                    trials,
+                    &cands[i].label,
+                    &cands[j].label,
+                    w,
+                    unit,
+                    objective,
+                    &opts,
+                    &[3, wi, i, j],
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The run's noise, said plainly: CV of each metric across cells. IOPS
+/// and tps are kept apart: a database's transaction rate is usually
+/// noisier than raw I/O, and one median over both would hide which is.
+/// Fractions here; JSON shows percent.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Noise {
+    /// Over bench cells; absent when no bench workload ran.
+    #[serde(
+        rename = "iops_cv_median_pct",
+        serialize_with = "opt_pct",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub iops_cv_median: Option<f64>,
+    #[serde(
+        rename = "iops_cv_max_pct",
+        serialize_with = "opt_pct",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub iops_cv_max: Option<f64>,
+    /// Over OLTP cells; absent when no OLTP workload ran.
+    #[serde(
+        rename = "tps_cv_median_pct",
+        serialize_with = "opt_pct",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tps_cv_median: Option<f64>,
+    #[serde(
+        rename = "tps_cv_max_pct",
+        serialize_with = "opt_pct",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tps_cv_max: Option<f64>,
+    #[serde(
+        rename = "p99_cv_median_pct",
+        serialize_with = "opt_pct",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub p99_cv_median: Option<f64>,
+    #[serde(
+        rename = "p99_cv_max_pct",
+        serialize_with = "opt_pct",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub p99_cv_max: Option<f64>,
+}
+
+fn opt_pct<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => s.serialize_f64(x * 100.0),
+        None => s.serialize_none(),
+    }
+}
+
+pub fn noise(cells: &[Cell]) -> Noise {
+    let finite = |v: Vec<f64>| v.into_iter().filter(|v| v.is_finite()).collect::<Vec<_>>();
+    let of_unit = |u: Unit| {
+        finite(
+            cells
+                .iter()
+                .filter(|c| c.throughput.unit == u)
+                .map(|c| c.throughput.summary.cv)
+                .collect(),
+        )
+    };
+    let p = finite(
+        cells
+            .iter()
+            .filter_map(|c| c.p99_ns.as_ref().map(|s| s.cv))
+            .collect(),
+    );
+    let med = |v: &[f64]| (!v.is_empty()).then(|| stats::median(v));
+    let max = |v: &[f64]| (!v.is_empty()).then(|| v.iter().copied().fold(0.0, f64::max));
+    let (i, t) = (of_unit(Unit::Iops), of_unit(Unit::Tps));
+    Noise {
+        iops_cv_median: med(&i),
+        iops_cv_max: max(&i),
+        tps_cv_median: med(&t),
+        tps_cv_max: max(&t),
+        p99_cv_median: med(&p),
+        p99_cv_max: max(&p),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::super::trials::tests::{bench_trial, oltp_trial};
+    use super::*;
+
+    pub(crate) fn cand(l: &str, s: &str) -> Candidate {
+        Candidate {
+            label: l.into(),
+            scheduler: s.into(),
+            nr_requests: None,
+            read_ahead_kb: None,
+        }
+    }
+
+    #[test]
+    fn latency_verdict_on_p99_only() {
+        let cands = [cand("none", "none"), cand("mq-deadline", "mq-deadline")];
+        let ws = vec!["mixed".to_string()];
+        let mut trials = vec![];
+        for r in 0..5 {
+            let j = r as f64;
+            trials.push(bench_trial(
+                r,
+                "none",
+                "mixed",
+                1000.0 + j,
+                2000.0 + 30.0 * j,
+            ));
+            trials.push(bench_trial(
+                r,
+                "mq-deadline",
+                "mixed",
+                1001.0 - j,
+                1000.0 + 25.0 * j,
+            ));
+        }
+        let v = verdicts(
+            &trials,
+            &cands,
+            0,
+            &ws,
+            Objective::Latency,
+            &CompareOpts::default(),
+        );
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].verdict, Verdict::Better);
+        assert_eq!(
+            v[0].throughput.comparison.verdict,
+            Verdict::NoSignificantDifference
+        );
+        assert!(
+            v[0].describe(Objective::Latency)
+                .starts_with("p99 better on mixed"),
+            "{}",
+            v[0].describe(Objective::Latency)
+        );
+        // The same pair in the pairwise set (K = 2: alpha / W as above).
+        let p = pairwise(
+            &trials,
+            &cands,
+            &ws,
+            Objective::Latency,
+            &CompareOpts::default(),
+        );
+        assert_eq!(p.len(), 1);
+        assert_eq!(
+            (p[0].baseline.as_str(), p[0].verdict),
+            ("none", Verdict::Better)
+        );
+    }
+
+    #[test]
+    fn pairwise_skips_same_settings_and_corrects_alpha() {
+        let cands = [
+            cand("none#1", "none"),
+            cand("none#2", "none"),
+            cand("mq-deadline", "mq-deadline"),
+            cand("kyber", "kyber"),
+        ];
+        let ws = vec!["w".to_string(), "v".to_string()];
+        let mut trials = vec![];
+        for r in 0..4 {
+            for c in &cands {
+                for w in &ws {
+                    trials.push(bench_trial(r, &c.label, w, 1000.0 + r as f64, 100.0));
+                }
+            }
+        }
+        let p = pairwise(
+            &trials,
+            &cands,
+            &ws,
+            Objective::Throughput,
+            &CompareOpts::default(),
+        );
+        // 5 pairs of different settings (none#1–none#2 skipped) × 2 workloads.
+        assert_eq!(p.len(), 10);
+        assert!(p
+            .iter()
+            .all(|v| !(v.baseline == "none#1" && v.candidate == "none#2")));
+        // 3 distinct settings, 2 workloads: 0.05 / (2 × 2).
+        let level = p[0].throughput.comparison.ci_level;
+        assert!((level - (1.0 - 0.0125)).abs() < 1e-12, "{level}");
+        assert_eq!(pairwise_alpha(0.05, 4, 2), 0.0125);
+    }
+
+    #[test]
+    fn json_levels_name_their_units() {
+        let cands = [cand("none", "none"), cand("mq-deadline", "mq-deadline")];
+        let ws = vec!["oltp_read_write".to_string(), "page-read".to_string()];
+        let mut trials = vec![];
+        for r in 0..5 {
+            let j = r as f64;
+            trials.push(oltp_trial(r, "none", 800.0 + j, 20.0 + j));
+            trials.push(oltp_trial(r, "mq-deadline", 1000.0 + j, 10.0 + j));
+            trials.push(bench_trial(r, "none", "page-read", 1000.0 + j, 100.0));
+            trials.push(bench_trial(
+                r,
+                "mq-deadline",
+                "page-read",
+                1000.0 - j,
+                100.0,
+            ));
+        }
+        let v = verdicts(
+            &trials,
+            &cands,
+            0,
+            &ws,
+            Objective::Balanced,
+            &CompareOpts::default(),
+        );
+        let oltp = serde_json::to_value(&v[0]).unwrap();
+        assert_eq!(oltp["workload"], "oltp_read_write");
+        assert_eq!(oltp["throughput"]["unit"], "tps");
+        assert_eq!(oltp["throughput"]["verdict"], "better");
+        assert_eq!(oltp["balanced"]["verdict"], "better");
+        assert!(oltp.get("bandwidth").is_none(), "{oltp}");
+        let bench = serde_json::to_value(&v[1]).unwrap();
+        assert_eq!(bench["throughput"]["unit"], "iops");
+        assert!(bench["balanced"].is_object() && bench["bandwidth"].is_object());
+        assert!((bench["throughput"]["ci_level_pct"].as_f64().unwrap() - 97.5).abs() < 1e-9);
+
+        let c = cells(&trials, &cands, &ws, 200, 1);
+        let cj = serde_json::to_value(&c[0]).unwrap();
+        assert_eq!(cj["throughput"]["unit"], "tps");
+        assert_eq!(cj["throughput"]["n"], 5);
+        assert!(cj["p99_ns"]["median"].is_u64(), "{cj}");
+        assert_eq!(cj["p99_ns"]["median"], 22_000_000);
+        assert!(cj.get("bandwidth_bytes_per_s").is_none());
+        let n = noise(&c);
+        assert!(n.tps_cv_median.is_some() && n.iops_cv_median.is_some());
+    }
+
+    #[test]
+    fn noise_summary_in_percent() {
+        let cands = [cand("a", "none")];
+        let ws = vec!["w".to_string()];
+        let trials: Vec<Trial> = [100.0, 110.0, 90.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| bench_trial(i as u32, "a", "w", x, 10.0))
+            .collect();
+        let c = cells(&trials, &cands, &ws, 2000, 1);
+        let n = noise(&c);
+        assert!((n.iops_cv_median.unwrap() - 0.1).abs() < 1e-9);
+        assert_eq!(n.tps_cv_median, None);
+        assert_eq!(n.p99_cv_median, Some(0.0));
+        let j = serde_json::to_value(&n).unwrap();
+        assert!((j["iops_cv_median_pct"].as_f64().unwrap() - 10.0).abs() < 1e-9);
+        assert!(j.get("tps_cv_median_pct").is_none(), "{j}");
+    }
+}

@@ -1,0 +1,407 @@
+//! `innotune apply` on a real loop device the test creates (file on the
+//! real disk → losetup --direct-io=on → mkfs.ext4 → mount), with bfq set on
+//! it: apply --yes → apply --check exits 0 → restore returns the scheduler
+//! and removes every installed file; the same after a SIGKILL mid-apply.
+//!
+//! Files install into a root the test controls: a directory whose sys,
+//! proc and dev are symlinks to the real ones (so the loop device is real)
+//! and whose etc is the test's own (so nothing lands in this machine's
+//! /etc). The emitted udev rule is run for real with `udevadm test` on the
+//! loop device, in a private mount namespace over /etc/udev/rules.d.
+//! Needs root, losetup, mkfs.ext4, mount, udevadm, unshare.
+
+mod host_support;
+use host_support::sh;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command as Sys, Stdio};
+
+struct LoopMount {
+    dev: Option<String>,
+    mnt: Option<PathBuf>,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for LoopMount {
+    fn drop(&mut self) {
+        if let Some(m) = self.mnt.take() {
+            host_support::umount_retry(&m);
+        }
+        if let Some(d) = self.dev.take() {
+            let _ = Sys::new("losetup").args(["-d", &d]).status();
+        }
+    }
+}
+
+impl LoopMount {
+    /// A 64 MiB ext4 loop device mounted with relatime, scheduler bfq.
+    fn new() -> LoopMount {
+        let dir = tempfile::Builder::new()
+            .prefix("itapply")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let img = dir.path().join("disk.img");
+        sh("truncate", &["-s", "64M", img.to_str().unwrap()]);
+        let mut lm = LoopMount {
+            dev: None,
+            mnt: None,
+            dir,
+        };
+        let dev = sh(
+            "losetup",
+            &["-f", "--show", "--direct-io=on", img.to_str().unwrap()],
+        );
+        lm.dev = Some(dev.clone());
+        sh("mkfs.ext4", &["-q", &dev]);
+        let mnt = lm.dir.path().join("mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        sh("mount", &["-o", "relatime", &dev, mnt.to_str().unwrap()]);
+        lm.mnt = Some(mnt);
+        std::fs::write(lm.sched_path(), "bfq").unwrap();
+        assert_eq!(lm.scheduler(), "bfq");
+        lm
+    }
+    fn name(&self) -> String {
+        self.dev
+            .as_ref()
+            .unwrap()
+            .trim_start_matches("/dev/")
+            .to_string()
+    }
+    fn sched_path(&self) -> PathBuf {
+        PathBuf::from(format!("/sys/block/{}/queue/scheduler", self.name()))
+    }
+    fn scheduler(&self) -> String {
+        let s = std::fs::read_to_string(self.sched_path()).unwrap();
+        s.split_whitespace()
+            .find(|w| w.starts_with('['))
+            .unwrap()
+            .trim_matches(['[', ']'])
+            .to_string()
+    }
+    fn mnt(&self) -> &Path {
+        self.mnt.as_deref().unwrap()
+    }
+}
+
+/// A root whose sys/proc/dev are this machine's and whose etc is ours.
+fn test_root(base: &Path) -> PathBuf {
+    let root = base.join("root");
+    for d in ["sys", "proc", "dev"] {
+        std::fs::create_dir_all(&root).unwrap();
+        std::os::unix::fs::symlink(format!("/{d}"), root.join(d)).unwrap();
+    }
+    for d in [
+        "etc/udev/rules.d",
+        "etc/sysctl.d",
+        "etc/tmpfiles.d",
+        "etc/systemd/system",
+    ] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    root
+}
+
+fn apply(state: &Path, root: &Path, mnt: &Path, extra: &[&str]) -> std::process::Output {
+    Command::cargo_bin("innotune")
+        .unwrap()
+        .env("INNOTUNE_STATE_DIR", state)
+        .arg("--root")
+        .arg(root)
+        .args([
+            "apply",
+            "--format",
+            "json",
+            "--no-server",
+            "--only",
+            "storage,filesystem",
+        ])
+        .arg(mnt)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn restore(state: &Path) -> Value {
+    let out = Command::cargo_bin("innotune")
+        .unwrap()
+        .env("INNOTUNE_STATE_DIR", state)
+        .args(["restore", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn files_under(p: &Path) -> Vec<String> {
+    let mut v = Vec::new();
+    for e in walk(p) {
+        v.push(e.strip_prefix(p).unwrap().display().to_string());
+    }
+    v.sort();
+    v
+}
+
+fn walk(p: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(p) {
+        for e in rd.flatten() {
+            let path = e.path();
+            out.push(path.clone());
+            if e.file_type().unwrap().is_dir() {
+                out.extend(walk(&path));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn apply_check_restore_on_a_loop_device() {
+    if !host_support::live() {
+        return;
+    }
+    let lm = LoopMount::new();
+    let state = tempfile::tempdir().unwrap();
+    let root = test_root(lm.dir.path());
+    let etc_before = files_under(&root.join("etc"));
+
+    let plan = apply(state.path(), &root, lm.mnt(), &[]);
+    assert_eq!(
+        plan.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    assert_eq!(lm.scheduler(), "bfq", "the plan changes nothing");
+
+    let out = apply(state.path(), &root, lm.mnt(), &["--yes"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let applied: Vec<&str> = r["result"]["applied"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        applied,
+        vec![
+            lm.sched_path().to_str().unwrap(),
+            "/etc/udev/rules.d/99-innotune.rules"
+        ]
+    );
+    assert_eq!(lm.scheduler(), "none");
+    let rule = std::fs::read_to_string(root.join("etc/udev/rules.d/99-innotune.rules")).unwrap();
+    let backing = lm.dir.path().join("disk.img");
+    assert!(
+        rule.contains(&format!(
+            "ATTR{{loop/backing_file}}==\"{}\"",
+            backing.display()
+        )),
+        "{rule}"
+    );
+
+    let c = apply(state.path(), &root, lm.mnt(), &["--check"]);
+    assert_eq!(
+        c.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&c.stdout)
+    );
+    let again = apply(state.path(), &root, lm.mnt(), &["--yes"]);
+    let a: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(a["result"]["applied"], serde_json::json!([]));
+
+    let rr = restore(state.path());
+    let outcomes: Vec<String> = rr["result"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(outcomes, vec!["restored", "removed"], "{rr:#}");
+    assert_eq!(lm.scheduler(), "bfq");
+    assert_eq!(files_under(&root.join("etc")), etc_before);
+    assert!(!state.path().join("applied.json").exists());
+}
+
+#[test]
+fn sigkill_mid_apply_then_restore() {
+    if !host_support::live() {
+        return;
+    }
+    let lm = LoopMount::new();
+    let state = tempfile::tempdir().unwrap();
+    let root = test_root(lm.dir.path());
+    let etc_before = files_under(&root.join("etc"));
+    let mut child = Sys::new(env!("CARGO_BIN_EXE_innotune"))
+        .env("INNOTUNE_STATE_DIR", state.path())
+        .env("INNOTUNE_APPLY_PAUSE_AFTER", "2")
+        .arg("--root")
+        .arg(&root)
+        .args([
+            "apply",
+            "--yes",
+            "--no-server",
+            "--only",
+            "storage,filesystem",
+        ])
+        .arg(lm.mnt())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the readiness line: both changes are journaled and made.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            err.read_line(&mut line).unwrap() > 0,
+            "apply ended before pausing"
+        );
+        if line.contains("paused after 2 change(s)") {
+            break;
+        }
+    }
+    assert_eq!(lm.scheduler(), "none");
+    assert!(root.join("etc/udev/rules.d/99-innotune.rules").exists());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The crash left the run's journal, not an applied one.
+    assert!(state.path().join("journal.json").exists());
+    assert!(!state.path().join("applied.json").exists());
+    restore(state.path());
+    assert_eq!(lm.scheduler(), "bfq");
+    assert_eq!(files_under(&root.join("etc")), etc_before);
+    assert!(!state.path().join("journal.json").exists());
+}
+
+#[test]
+fn emitted_udev_rule_sets_the_scheduler_under_udevadm_test() {
+    if !host_support::live() {
+        return;
+    }
+    let lm = LoopMount::new();
+    let state = tempfile::tempdir().unwrap();
+    let root = test_root(lm.dir.path());
+    let emit = lm.dir.path().join("emit");
+    let out = Command::cargo_bin("innotune")
+        .unwrap()
+        .env("INNOTUNE_STATE_DIR", state.path())
+        .arg("--root")
+        .arg(&root)
+        .args([
+            "check",
+            "--format",
+            "json",
+            "--no-server",
+            "--only",
+            "storage",
+            "--emit",
+        ])
+        .arg(&emit)
+        .arg(lm.mnt())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code() == Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rules = emit.join("etc/udev/rules.d");
+    assert!(rules.join("99-innotune.rules").exists());
+    // udevadm test runs the rules for real (it writes ATTR{} values); in a
+    // private mount namespace /etc/udev/rules.d is the emitted one and
+    // /run a scratch tmpfs (udevadm writes its database there), so the
+    // host keeps its own.
+    let script = format!(
+        "mount --bind {} /etc/udev/rules.d && mount -t tmpfs none /run && udevadm test --action=change /sys/block/{}",
+        rules.display(),
+        lm.name()
+    );
+    let t = Sys::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&t.stderr).to_string() + &String::from_utf8_lossy(&t.stdout);
+    assert!(t.status.success(), "{log}");
+    assert!(
+        log.contains("99-innotune.rules") && log.contains("writing 'none'"),
+        "the rule did not match the loop device:\n{log}"
+    );
+    assert_eq!(lm.scheduler(), "none");
+}
+
+#[test]
+fn emitted_sysctl_file_is_read_by_sysctl_p() {
+    if !host_support::live() {
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let emit = work.path().join("emit");
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts/check-planted");
+    let out = Command::cargo_bin("innotune")
+        .unwrap()
+        .env("INNOTUNE_STATE_DIR", state.path())
+        .arg("--root")
+        .arg(&fx)
+        .args(["check", "/var/lib/mysql", "--emit"])
+        .arg(&emit)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let file = emit.join("etc/sysctl.d/99-innotune.conf");
+    let text = std::fs::read_to_string(&file).unwrap();
+    // sysctl -p writes for real: in a private mount namespace /proc/sys is
+    // a scratch copy of the keys the file names, so this machine keeps its
+    // values while sysctl parses and writes every line.
+    let scratch = work.path().join("procsys");
+    let mut keys = Vec::new();
+    for l in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains('='))
+    {
+        let (k, v) = l.split_once('=').unwrap();
+        let rel = k.trim().replace('.', "/");
+        let real = std::fs::read_to_string(format!("/proc/sys/{rel}")).unwrap();
+        let f = scratch.join(&rel);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(&f, real).unwrap();
+        keys.push((f, v.trim().to_string()));
+    }
+    assert!(!keys.is_empty());
+    let script = format!(
+        "mount --bind {} /proc/sys && sysctl -p {}",
+        scratch.display(),
+        file.display()
+    );
+    let t = Sys::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+    for (f, v) in keys {
+        assert_eq!(
+            std::fs::read_to_string(&f).unwrap().trim(),
+            v,
+            "{}",
+            f.display()
+        );
+    }
+}
