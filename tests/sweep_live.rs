@@ -111,11 +111,12 @@ impl Lab {
         lab.loopdev = dev.trim_start_matches("/dev/").to_string();
         // A loop device's queue outlives its attachment: a scheduler another
         // test (or a run killed mid-switch) left on this loopN would come
-        // back with it. Start every lab from the kernel's default for new
-        // loop devices here, so "switched" really means the sweep switched.
+        // back with it. Start every lab from the kernel's default for loop
+        // devices (`none`: single queue, but no seek cost), so "switched"
+        // really means the sweep switched.
         std::fs::write(
             format!("/sys/block/{}/queue/scheduler", lab.loopdev),
-            "mq-deadline",
+            "none",
         )
         .unwrap();
         sh("mkfs.ext4", &["-q", &dev]);
