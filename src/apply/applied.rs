@@ -43,7 +43,6 @@ pub fn save(p: &Path, entries: Vec<Entry>, command: &str) -> Result<()> {
                 id: i as u64 + 1,
                 change,
             },
-            other => other,
         })
         .collect();
     let pid = std::process::id();
@@ -51,7 +50,7 @@ pub fn save(p: &Path, entries: Vec<Entry>, command: &str) -> Result<()> {
         version: journal::JOURNAL_VERSION,
         owner: Owner {
             pid,
-            command: command.to_string(),
+            command: journal::redact(command),
             started: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             start_ticks: journal::process_start_ticks(pid),
         },
@@ -79,20 +78,6 @@ pub fn save(p: &Path, entries: Vec<Entry>, command: &str) -> Result<()> {
 pub fn restore_all(dry_run: bool) -> Result<RestoreReport> {
     let jp = journal::journal_path();
     let ap = path();
-    // Hooks (udev/systemd reloads) of the files about to be removed; each
-    // kind says whether it needs one (never for a replayed --root tree).
-    let mut hooks = Vec::new();
-    for p in [&jp, &ap] {
-        for e in load(p).unwrap_or_default() {
-            if let Entry::Change { change, .. } = e {
-                for h in change.after_undo() {
-                    if !hooks.contains(&h) {
-                        hooks.push(h);
-                    }
-                }
-            }
-        }
-    }
     let mut r = journal::restore::restore_at(&jp, dry_run)?;
     if ap.exists() {
         let a = journal::restore::restore_at(&ap, dry_run)?;
@@ -105,10 +90,11 @@ pub fn restore_all(dry_run: bool) -> Result<RestoreReport> {
         }
         r.found |= a.found;
         r.entries.extend(a.entries);
+        r.pending_hooks.extend(a.pending_hooks);
     }
-    if !dry_run {
-        super::run_hooks(&hooks);
-    }
+    // Each hook the undone changes need (udev/systemd reloads, sysctl
+    // --system; never for a replayed --root tree) runs once.
+    r.hooks = crate::change::run_hooks(&std::mem::take(&mut r.pending_hooks));
     Ok(r)
 }
 

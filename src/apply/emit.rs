@@ -14,7 +14,6 @@
 //! stay in the file: a second apply writes the same bytes and changes
 //! nothing.
 
-use super::changes::MARKER;
 use crate::check::facts::{cnf_bytes, parse_size, DeviceFacts, Facts};
 use crate::check::rules::{Advice, Setting};
 use crate::host::Host;
@@ -26,6 +25,11 @@ pub const UNIT: &str = "/etc/systemd/system/innotune-queues.service";
 pub const UNIT_WANTS_DIR: &str = "/etc/systemd/system/multi-user.target.wants";
 pub const SYSCTL: &str = "/etc/sysctl.d/99-innotune.conf";
 pub const TMPFILES: &str = "/etc/tmpfiles.d/innotune-thp.conf";
+/// Marker every file innotune installs starts with; innotune overwrites
+/// only files that carry it (an existing file without it is never taken
+/// over: `EditedFile::require_prefix`).
+pub const MARKER: &str = "# Managed by innotune";
+
 pub const MYCNF_NAME: &str = "99-innotune.cnf";
 pub const LIMITS_NAME: &str = "innotune-limits.conf";
 pub const FSTAB: &str = "fstab.innotune";

@@ -10,7 +10,6 @@
 //! original value is always the one captured.
 
 pub mod applied;
-pub mod changes;
 pub mod cli;
 pub mod emit;
 pub mod plan;
@@ -21,7 +20,7 @@ use crate::error::exit;
 use crate::export::doc::{Cell, Column, Table, Tone};
 use crate::export::Document;
 use crate::host::Host;
-use crate::journal::{Entry, Journal};
+use crate::journal::Journal;
 use crate::Ctx;
 use anyhow::Result;
 use plan::Step;
@@ -146,24 +145,6 @@ impl crate::export::Report for ApplyReport {
     }
 }
 
-/// Run hook commands (best effort: udevd or systemd may not run here).
-pub fn run_hooks(hooks: &[Hook]) {
-    for h in hooks {
-        for cmd in h.commands() {
-            let r = std::process::Command::new(cmd[0]).args(&cmd[1..]).output();
-            match r {
-                Ok(o) if o.status.success() => {}
-                Ok(o) => crate::output::warn(format!(
-                    "{} failed: {}",
-                    cmd.join(" "),
-                    String::from_utf8_lossy(&o.stderr).trim()
-                )),
-                Err(e) => crate::output::warn(format!("{}: {e}", cmd.join(" "))),
-            }
-        }
-    }
-}
-
 pub fn execute(host: &Host, args: &cli::ApplyArgs) -> Result<ApplyReport> {
     let mode = if args.check {
         Mode::Check
@@ -234,10 +215,7 @@ pub fn execute(host: &Host, args: &cli::ApplyArgs) -> Result<ApplyReport> {
         report.steps = steps;
         return Ok(report);
     }
-    let command = std::iter::once("innotune".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let command = crate::journal::command_line();
     let guard = Journal::begin(&command)?;
     let ap = applied::path();
     let mut old = applied::load(&ap)?;
@@ -253,19 +231,14 @@ pub fn execute(host: &Host, args: &cli::ApplyArgs) -> Result<ApplyReport> {
     {
         let Some(c) = s.change.take() else { continue };
         let t = c.target();
-        if let Some(k) = old
-            .iter()
-            .position(|e| matches!(e, Entry::Change { change, .. } if change.target() == t))
-        {
-            if let Entry::Change { change, .. } = &old[k] {
-                let u = change.undo(false);
-                if matches!(u.outcome, Outcome::Conflict { .. } | Outcome::Failed { .. }) {
-                    s.blocked = Some(format!(
-                        "the earlier apply's change could not be undone first: {}",
-                        u.outcome
-                    ));
-                    continue;
-                }
+        if let Some(k) = old.iter().position(|e| e.change().target() == t) {
+            let u = old[k].change().undo(false);
+            if matches!(u.outcome, Outcome::Conflict { .. } | Outcome::Failed { .. }) {
+                s.blocked = Some(format!(
+                    "the earlier apply's change could not be undone first: {}",
+                    u.outcome
+                ));
+                continue;
             }
             old.remove(k);
         }
@@ -292,7 +265,11 @@ pub fn execute(host: &Host, args: &cli::ApplyArgs) -> Result<ApplyReport> {
     guard.release()?;
     drop(guard);
     if host.is_live() {
-        run_hooks(&hooks);
+        for h in crate::change::run_hooks(&hooks) {
+            if let Some(n) = h.note {
+                report.notes.push(format!("{:?} {}: {n}", h.hook, h.status));
+            }
+        }
     }
     report.journal = Some(ap.display().to_string());
     report.steps = steps;

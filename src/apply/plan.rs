@@ -2,9 +2,10 @@
 //! (sysfs, /proc/sys, SET GLOBAL/PERSIST) and the installation of every
 //! emitted file, each marked pending or already in effect.
 
-use super::changes;
 use super::emit::{self, Emitted};
-use crate::change::Change;
+use crate::change::{
+    Change, CreatedDir, CreatedFile, EditedFile, ServerVariable, Sysctl, SysfsAttr,
+};
 use crate::check::facts::Facts;
 use crate::check::rules::{Advice, Setting};
 use crate::host::Host;
@@ -34,6 +35,28 @@ pub struct Step {
     pub change: Option<Box<dyn Change>>,
 }
 
+/// The change that installs an emitted file: a [`CreatedFile`] where
+/// nothing is, else an [`EditedFile`] of a file an earlier innotune wrote
+/// (one that does not start with [`super::emit::MARKER`] is refused when
+/// applied, never taken over).
+fn file_change(host: &Host, path: &str, symlink: Option<&str>, content: &str) -> Box<dyn Change> {
+    let exists = std::fs::symlink_metadata(host.path(path)).is_ok();
+    match (exists, symlink) {
+        (false, Some(t)) => Box::new(CreatedFile::symlink(path, t)),
+        (false, None) => Box::new(CreatedFile::new(path, content.to_string())),
+        (true, Some(t)) => {
+            let mut e = EditedFile::new(path, format!("symlink:{t}"));
+            e.require_prefix = Some(super::emit::MARKER.into());
+            Box::new(e)
+        }
+        (true, None) => {
+            let mut e = EditedFile::new(path, content.to_string());
+            e.require_prefix = Some(super::emit::MARKER.into());
+            Box::new(e)
+        }
+    }
+}
+
 /// The runtime change of one setting, when it has one.
 pub fn runtime_change(
     f: &Facts,
@@ -45,36 +68,32 @@ pub fn runtime_change(
             device,
             attr,
             value,
-        } if attr == "scheduler" => changes::scheduler(device, value, nr_requests),
+        } if attr == "scheduler" => Box::new(SysfsAttr::scheduler(device, value, nr_requests)),
         Setting::Queue {
             device,
             attr,
             value,
-        } => changes::sysfs(
-            &format!("/sys/block/{device}/queue/{attr}"),
+        } => Box::new(SysfsAttr::new(
+            format!("/sys/block/{device}/queue/{attr}"),
             value,
             &format!("{device} {attr}"),
-        ),
-        Setting::Sysctl { name, value } => changes::sysfs(
-            &format!("/proc/sys/{}", name.replace('.', "/")),
-            value,
-            name,
-        ),
-        Setting::Thp { value } => changes::sysfs(
+        )),
+        Setting::Sysctl { name, value } => Box::new(Sysctl::new(name, value)),
+        Setting::Thp { value } => Box::new(SysfsAttr::new(
             "/sys/kernel/mm/transparent_hugepage/enabled",
             value,
             "transparent hugepages",
-        ),
+        )),
         Setting::NetQueue {
             nic,
             queue,
             attr,
             value,
-        } => changes::sysfs(
-            &format!("/sys/class/net/{nic}/queues/{queue}/{attr}"),
+        } => Box::new(SysfsAttr::new(
+            format!("/sys/class/net/{nic}/queues/{queue}/{attr}"),
             value,
             &format!("{nic} {queue} {attr}"),
-        ),
+        )),
         Setting::ServerVariable {
             name,
             value,
@@ -84,7 +103,7 @@ pub fn runtime_change(
             let srv = f.server.as_ref()?;
             // SET PERSIST exists from MySQL 8.0.11; MariaDB has none.
             let persist = srv.is_mysql() && srv.at_least(8, 0, 11);
-            changes::server_variable(&srv.endpoint, name, value, persist)
+            Box::new(ServerVariable::new(&srv.endpoint, name, value, persist))
         }
         _ => return None,
     })
@@ -160,7 +179,7 @@ pub fn build(host: &Host, f: &Facts, advice: &[Advice], files: &[Emitted]) -> Ve
             .unwrap_or_default();
         let creatable = parent.ends_with(".d") || parent.ends_with(".wants");
         if creatable && !host.exists(&parent) && host.exists("/etc/systemd/system") {
-            let c = changes::created_dir(&parent);
+            let c: Box<dyn Change> = Box::new(CreatedDir::new(&parent));
             steps.push(Step {
                 kind: "file",
                 target: parent.clone(),
@@ -174,10 +193,7 @@ pub fn build(host: &Host, f: &Facts, advice: &[Advice], files: &[Emitted]) -> Ve
         } else if !host.exists(&parent) {
             continue;
         }
-        let c = match &e.symlink {
-            Some(t) => changes::installed_symlink(&e.path, t),
-            None => changes::installed_file(&e.path, e.content.clone()),
-        };
+        let c = file_change(host, &e.path, e.symlink.as_deref(), &e.content);
         let old = host.read(&e.path).unwrap_or_default();
         let diff = if e.symlink.is_some() {
             String::new()

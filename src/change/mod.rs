@@ -24,9 +24,28 @@
 //!   path outside what that kind may touch), so a forged journal cannot make
 //!   `innotune restore` write anywhere.
 
+pub mod created_dir;
+pub mod created_file;
+pub mod edited_file;
+pub mod server;
+pub mod server_variable;
+pub mod sysctl;
+pub mod sysfs;
+
+pub use created_dir::CreatedDir;
+pub use created_file::CreatedFile;
+pub use edited_file::EditedFile;
+pub use server::ServerStarted;
+pub use server_variable::ServerVariable;
+pub use sysctl::Sysctl;
+pub use sysfs::SysfsAttr;
+
 use crate::host::Host;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::fmt;
+use std::io::{self, Write};
+use std::path::{Component, Path, PathBuf};
 
 /// One reversible change to the host. See the module documentation.
 #[typetag::serde(tag = "kind")]
@@ -202,4 +221,167 @@ impl Hook {
             Hook::SysctlSystem => vec![vec!["sysctl", "--system"]],
         }
     }
+}
+
+impl Hook {
+    /// Why this hook cannot run here, if it cannot: the tool is not
+    /// installed, or the daemon it talks to is not running (containers,
+    /// CI runners, hosts without systemd).
+    fn unavailable(&self) -> Option<String> {
+        let tool = self.commands()[0][0];
+        if which::which(tool).is_err() {
+            return Some(format!("{tool} is not installed"));
+        }
+        match self {
+            Hook::UdevReload if !Path::new("/run/udev/control").exists() => {
+                Some("udevd is not running (no /run/udev/control)".into())
+            }
+            Hook::SystemdReload if !Path::new("/run/systemd/system").is_dir() => {
+                Some("systemd is not the init system here (no /run/systemd/system)".into())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What running one [`Hook`] did.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HookRun {
+    pub hook: Hook,
+    /// `ran`, `skipped` (tool or daemon absent) or `failed`.
+    pub status: String,
+    /// Why it was skipped or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Run each distinct hook once, in order. A hook whose tool or daemon is
+/// absent is skipped with a note; a failing command is reported, never an
+/// error (the changes themselves are already undone or made).
+pub fn run_hooks(hooks: &[Hook]) -> Vec<HookRun> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for &h in hooks {
+        if seen.contains(&h) {
+            continue;
+        }
+        seen.push(h);
+        if let Some(why) = h.unavailable() {
+            out.push(HookRun {
+                hook: h,
+                status: "skipped".into(),
+                note: Some(why),
+            });
+            continue;
+        }
+        let mut run = HookRun {
+            hook: h,
+            status: "ran".into(),
+            note: None,
+        };
+        for cmd in h.commands() {
+            match std::process::Command::new(cmd[0]).args(&cmd[1..]).output() {
+                Ok(o) if o.status.success() => {}
+                Ok(o) => {
+                    run.status = "failed".into();
+                    run.note = Some(format!(
+                        "{}: {}",
+                        cmd.join(" "),
+                        String::from_utf8_lossy(&o.stderr).trim()
+                    ));
+                    break;
+                }
+                Err(e) => {
+                    run.status = "failed".into();
+                    run.note = Some(format!("{}: {e}", cmd.join(" ")));
+                    break;
+                }
+            }
+        }
+        out.push(run);
+    }
+    out
+}
+
+// ------------------------------------------------------------ shared helpers
+
+/// The one place innotune writes a sysfs/procfs attribute. Private to this
+/// module tree on purpose: every host write goes through a [`Change`], so
+/// it is journaled before it happens.
+fn write_attr(host: &Host, p: &Path, value: &str) -> io::Result<()> {
+    std::fs::write(host.path(p), value)
+}
+
+fn slash() -> PathBuf {
+    PathBuf::from("/")
+}
+
+/// Absolute and free of `..`: a journaled path must name what it says.
+fn plain_abs(p: &Path) -> bool {
+    p.is_absolute() && !p.components().any(|c| matches!(c, Component::ParentDir))
+}
+
+/// Lower-case hex SHA-256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// The bytes at `p` (not following a final symlink: a symlink reads as
+/// `symlink:TARGET`), or `None` when nothing is there.
+fn current_bytes(p: &Path) -> io::Result<Option<Vec<u8>>> {
+    match std::fs::symlink_metadata(p) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+        Ok(m) if m.file_type().is_symlink() => Ok(Some(
+            format!("symlink:{}", std::fs::read_link(p)?.display()).into_bytes(),
+        )),
+        Ok(_) => std::fs::read(p).map(Some),
+    }
+}
+
+/// Replace the file at `p` atomically: a per-process temporary file created
+/// exclusively next to it (never following a symlink), fsynced, renamed
+/// over it, then the directory fsynced. `symlink:TARGET` makes a symlink.
+fn replace_file(p: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let dir = p.parent().unwrap_or(Path::new("/"));
+    let tmp = dir.join(format!(
+        ".{}.innotune-tmp.{}",
+        p.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&tmp);
+    if let Some(t) = bytes.strip_prefix(b"symlink:") {
+        std::os::unix::fs::symlink(String::from_utf8_lossy(t).as_ref(), &tmp)?;
+    } else {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        // The umask may have narrowed `mode`; the file gets exactly it.
+        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    if let Err(e) = std::fs::rename(&tmp, p) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::File::open(dir)?.sync_all()
 }

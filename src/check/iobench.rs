@@ -40,10 +40,7 @@ pub fn scratch_dir(datadir: &Path, scratch: Option<&Path>) -> Result<PathBuf> {
 pub fn page_write_iops(host: &Host, datadir: &Path, scratch: Option<&Path>) -> Result<Measured> {
     let dir = scratch_dir(datadir, scratch)?;
     crate::safety::refuse_near_datadir(host, &dir, "check --measure scratch directory")?;
-    let command = std::iter::once("innotune".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let command = crate::journal::command_line();
     let guard = Journal::begin(&command)?;
     std::fs::create_dir(&dir).map_err(|e| {
         Fix::new(

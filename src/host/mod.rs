@@ -1,7 +1,9 @@
 //! The one door to the host's state.
 //!
-//! Every read of `/sys`, `/proc`, `/etc` (and every write innotune makes to
-//! sysfs) goes through a [`Host`], which prefixes a root directory. With the
+//! Every read of `/sys`, `/proc`, `/etc` goes through a [`Host`], which
+//! prefixes a root directory. A `Host` cannot write: every change to the
+//! host is a `crate::change::Change`, journaled before it is made (the one
+//! attribute write is private to src/change). With the
 //! default root `/` this is the live machine; with `--root DIR` it is a fixture
 //! tree laid out like the real one, so any host can be replayed in a test.
 //!
@@ -102,12 +104,6 @@ impl Host {
             abs.parent().unwrap_or(Path::new("/")).join(target)
         };
         Ok(normalize(&joined))
-    }
-
-    /// Write a sysfs/procfs attribute. Only code that has journaled the old
-    /// value first may call this (see the journal module).
-    pub fn write(&self, p: impl AsRef<Path>, value: &str) -> io::Result<()> {
-        std::fs::write(self.path(p), value)
     }
 }
 

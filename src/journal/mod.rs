@@ -1,49 +1,57 @@
 //! Host changes are journaled on disk before they are made, and undone on
 //! every exit path; `innotune restore` finishes an interrupted run.
 //!
-//! The contract for every command that changes the host (sweep today; the
-//! apply/tune/trace commands later):
-//! 1. `let g = Journal::begin("sweep /data")?` — creates the journal file
-//!    exclusively (it doubles as a lock: two innotune runs never change the
-//!    host at once) and routes SIGINT/SIGTERM/SIGHUP to an immediate restore.
-//! 2. `g.set_sysfs(&host, "/sys/block/sda/queue/scheduler", "none")?` — the
-//!    original value is read and fsynced to disk *before* the write.
-//!    Files and directories it creates are journaled right after creation
-//!    (`g.track_created`); a throwaway server before it is initialised
-//!    (`g.track_server`), and its pid and start time as it is spawned
-//!    (`g.spawn_server`), so that restoring stops it.
-//! 3. Dropping the guard (normal return, `?` error, panic) restores and
-//!    removes the journal. A signal restores at once and exits 128+signo.
-//!    A SIGKILL or power loss leaves the journal: the next innotune command
-//!    warns, and `innotune restore` puts everything back.
+//! The contract for every command that changes the host (sweep, apply,
+//! check --measure; tune and trace later):
+//! 1. `let g = Journal::begin(&journal::command_line())?` — takes an
+//!    exclusive `flock` on `journal.lock` in the state directory, held for
+//!    the guard's life (a second run is refused with one line, however the
+//!    two race), writes the journal (0600), and routes
+//!    SIGINT/SIGTERM/SIGHUP to an immediate restore.
+//! 2. Every change is a [`Change`] (src/change): `g.apply(&host, change)`
+//!    captures the current value and fsyncs it to the journal *before* the
+//!    change is made. `g.set_sysfs`, `g.set_sysctl`, `g.remember_sysfs`,
+//!    `g.track_created`, `g.track_server`/`g.spawn_server` are thin
+//!    wrappers that build the right kind.
+//! 3. Dropping the guard (normal return, `?` error, panic) restores (in
+//!    [`crate::change::Priority`] order), runs the post-undo hooks the
+//!    undone changes need, and removes the journal. A signal restores at
+//!    once and exits 128+signo. A SIGKILL or power loss leaves the journal:
+//!    the next innotune command warns, and `innotune restore` puts
+//!    everything back, after refusing a journal with any entry innotune
+//!    could not have written ([`Change::validate`]).
 //!
 //! The file is JSON (see docs/json-restore.md for the same entry shape) in
 //! `$INNOTUNE_STATE_DIR` or `/var/lib/innotune`; it survives reboots on
-//! purpose: sysfs values do not, but files innotune created and future
-//! persistent kinds (sysctl.d drop-ins, my.cnf edits) do.
+//! purpose: sysfs values do not, but files innotune created or edited do.
+//! The owner's command line is recorded with any password redacted
+//! ([`redact`]).
 
 pub mod cli;
 mod render;
 pub mod restore;
-mod server;
 mod signals;
 
 pub use restore::{restore_entries, run_restore, Outcome, RestoreReport, Restored};
 
+use crate::change::{Change, CreatedDir, ServerStarted, Sysctl, SysfsAttr};
 use crate::error::Fix;
 use crate::host::Host;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Journal file format version (bump when an entry changes meaning).
-pub const JOURNAL_VERSION: u32 = 1;
+/// 2: every entry is a `change`; version 1 is read ([`load`]).
+pub const JOURNAL_VERSION: u32 = 2;
 const DEFAULT_STATE_DIR: &str = "/var/lib/innotune";
 const JOURNAL_FILE: &str = "journal.json";
+/// Held with `flock` by the run that owns the journal (and by restore).
+const LOCK_FILE: &str = "journal.lock";
 
 /// Where the journal lives: `$INNOTUNE_STATE_DIR` (tests, unprivileged use)
 /// or `/var/lib/innotune` (FHS: state that persists across reboots).
@@ -72,58 +80,17 @@ pub struct Owner {
     pub start_ticks: Option<u64>,
 }
 
-/// One change, recorded before it is made.
+/// One change, recorded before it is made: any [`crate::change::Change`],
+/// captured, journaled, then applied through [`Guard::apply`]; undone with
+/// its own `undo`. (Version-1 journals, whose entries were `sysfs`, `file`,
+/// `dir` and `server` records, are read into the same kinds by [`load`].)
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Entry {
-    /// A sysfs/procfs attribute: restore writes `original` back.
-    Sysfs {
-        /// Host-absolute path, e.g. `/sys/block/vda/queue/scheduler`.
-        path: PathBuf,
-        /// The value before innotune touched it (for choice files such as
-        /// `none [mq-deadline] kyber`, the bracketed name).
-        original: String,
-        /// The last value innotune wrote (equal to `original` when the
-        /// attribute was only remembered because another change resets it).
-        new: String,
-        /// The `--root` the path lives under; omitted for the live host.
-        #[serde(default = "slash", skip_serializing_if = "is_slash")]
-        root: PathBuf,
-    },
-    /// A file innotune created: restore deletes it.
-    File { path: PathBuf },
-    /// A directory innotune created (work files): restore deletes it and
-    /// everything in it.
-    Dir { path: PathBuf },
-    /// A throwaway server innotune started (a sandbox in `dir`, e.g. the
-    /// OLTP workloads of a sweep): restore stops it (SIGTERM, SIGKILL after
-    /// a grace period), before any directory is deleted.
-    ///
-    /// Journaled before the server is initialised, with no pid, and given
-    /// its pid and start time at the moment it is spawned (under the
-    /// journal's lock, so a signal cannot restore in between). A process is
-    /// only signalled when it is provably that server: same start time
-    /// (/proc/PID/stat field 22) and `--defaults-file=DIR/my.cnf` on its
-    /// command line ([`crate::sandbox::runs_from`]); a recycled pid is left
-    /// alone. Without a pid (a crash before the spawn was journaled, or the
-    /// bootstrap server of `mariadb-install-db`), every mysqld/mariadbd
-    /// whose command line names DIR's my.cnf is that server.
-    Server {
-        /// The sandbox directory (datadir, socket, my.cnf live in it).
-        dir: PathBuf,
-        /// Null until the server process is spawned.
-        #[serde(default)]
-        pid: Option<u32>,
-        /// The server's start time in clock ticks since boot.
-        #[serde(default)]
-        start_ticks: Option<u64>,
-    },
-    /// Any [`crate::change::Change`]: captured, journaled, then applied
-    /// through [`Guard::apply`]; undone with its own `undo`.
     Change {
         /// Handle for [`Guard::undo`], unique within the journal.
         id: u64,
-        change: Box<dyn crate::change::Change>,
+        change: Box<dyn Change>,
     },
 }
 
@@ -138,29 +105,28 @@ impl PartialEq for Entry {
     }
 }
 
-fn slash() -> PathBuf {
-    PathBuf::from("/")
-}
-fn is_slash(p: &Path) -> bool {
-    p == Path::new("/")
-}
-
 impl Entry {
-    pub fn kind(&self) -> &'static str {
+    pub fn change(&self) -> &dyn Change {
         match self {
-            Entry::Sysfs { .. } => "sysfs",
-            Entry::File { .. } => "file",
-            Entry::Dir { .. } => "dir",
-            Entry::Server { .. } => "server",
-            Entry::Change { change, .. } => change.typetag_name(),
+            Entry::Change { change, .. } => change.as_ref(),
         }
     }
-    pub fn path(&self) -> PathBuf {
+    pub fn id(&self) -> u64 {
         match self {
-            Entry::Sysfs { path, .. } | Entry::File { path } | Entry::Dir { path } => path.clone(),
-            Entry::Server { dir, .. } => dir.clone(),
-            Entry::Change { change, .. } => PathBuf::from(change.target()),
+            Entry::Change { id, .. } => *id,
         }
+    }
+    pub fn kind(&self) -> &'static str {
+        self.change().typetag_name()
+    }
+    pub fn path(&self) -> PathBuf {
+        PathBuf::from(self.change().target())
+    }
+    /// The `--root` a change's path lives under, when it has one.
+    fn root(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(self.change())
+            .ok()
+            .and_then(|v| v.get("root").cloned())
     }
 }
 
@@ -172,29 +138,56 @@ pub struct JournalFile {
     pub entries: Vec<Entry>,
 }
 
-/// The value a sysfs attribute holds, for comparing and writing back: the
-/// bracketed choice of a choice file (`none [mq-deadline] kyber` →
-/// `mq-deadline`), else the trimmed content.
-pub fn sysfs_value(raw: &str) -> String {
-    let t = raw.trim();
-    if let (Some(a), Some(b)) = (t.find('['), t.find(']')) {
-        if a < b {
-            return t[a + 1..b].to_string();
-        }
-    }
-    t.to_string()
+/// Read a version-1 entry (`{"kind": "sysfs" | "file" | "dir" | "server",
+/// …}`) as the change kind that replaced it. A `file` entry carried no hash
+/// of what was written and a `dir` entry no marker, so `restore` refuses
+/// them unless the directory is empty or marked (validation decides).
+fn upgrade_v1(id: u64, v: serde_json::Value) -> serde_json::Value {
+    use serde_json::json;
+    let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
+    let change = match kind {
+        "sysfs" => json!({
+            "kind": "sysfs",
+            "path": v["path"],
+            "value": v["new"],
+            "label": v["path"],
+            "original": v["original"],
+            "root": v.get("root").cloned().unwrap_or(json!("/")),
+        }),
+        "file" => json!({"kind": "file", "path": v["path"], "content": ""}),
+        "dir" => json!({"kind": "dir", "path": v["path"], "recursive": true}),
+        "server" => json!({
+            "kind": "server",
+            "dir": v["dir"],
+            "pid": v["pid"],
+            "start_ticks": v["start_ticks"],
+        }),
+        _ => return v,
+    };
+    json!({"kind": "change", "id": id, "change": change})
 }
 
-/// Read a journal file; `Ok(None)` when there is none.
+/// Read a journal file; `Ok(None)` when there is none. Version-1 entries
+/// are read as the change kinds that replaced them.
 pub fn load(path: &Path) -> Result<Option<JournalFile>> {
+    let bad = |e: &dyn std::fmt::Display| {
+        Fix::new(
+            format!("journal {} is not readable JSON: {e}", path.display()),
+            "inspect it, put back what it lists by hand, then delete it",
+        )
+    };
     match fs::read_to_string(path) {
         Ok(s) => {
-            let j: JournalFile = serde_json::from_str(&s).map_err(|e| {
-                Fix::new(
-                    format!("journal {} is not readable JSON: {e}", path.display()),
-                    "inspect it, put back what it lists by hand, then delete it",
-                )
-            })?;
+            let mut v: serde_json::Value = serde_json::from_str(&s).map_err(|e| bad(&e))?;
+            if let Some(entries) = v.get_mut("entries").and_then(|e| e.as_array_mut()) {
+                let old = std::mem::take(entries);
+                *entries = old
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, e)| upgrade_v1(i as u64 + 1, e))
+                    .collect();
+            }
+            let j: JournalFile = serde_json::from_value(v).map_err(|e| bad(&e))?;
             Ok(Some(j))
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -202,18 +195,32 @@ pub fn load(path: &Path) -> Result<Option<JournalFile>> {
     }
 }
 
-/// Write the journal so that it is on disk when this returns: temp file,
-/// fsync, rename over the old one, fsync the directory.
-fn persist(path: &Path, j: &JournalFile) -> io::Result<()> {
+/// Write the journal so that it is on disk when this returns: a temporary
+/// file private to this process (`journal.json.PID.tmp`, created
+/// exclusively, mode 0600, never through a symlink), fsync, rename over the
+/// old one, fsync the directory.
+pub(crate) fn persist(path: &Path, j: &JournalFile) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = path.with_extension("json.tmp");
-    {
-        let mut f = File::create(&tmp)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    let written = (|| {
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
         f.write_all(serde_json::to_string_pretty(j)?.as_bytes())?;
         f.write_all(b"\n")?;
         f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
     }
-    fs::rename(&tmp, path)?;
+    written?;
     File::open(dir)?.sync_all()
 }
 
@@ -230,6 +237,65 @@ fn remove_journal(path: &Path) -> io::Result<()> {
     }
 }
 
+/// Create the state directory (0700 when innotune creates it: the journal
+/// holds backups of configuration files).
+fn create_state_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| {
+            Fix::new(
+                format!("cannot create state directory {}: {e}", dir.display()),
+                "run as root, or set INNOTUNE_STATE_DIR to a writable directory",
+            )
+            .into()
+        })
+}
+
+/// Take the journal lock of `dir` without waiting: `Ok(None)` when another
+/// process (or another guard of this one) holds it. The lock is an `flock`
+/// on `journal.lock`, released by the kernel when its holder exits, however
+/// it exits; the file itself is never deleted (deleting it would let two
+/// runs lock two different files).
+pub(crate) fn try_lock(dir: &Path) -> Result<Option<File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(LOCK_FILE);
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
+        .map_err(|e| {
+            Fix::new(
+                format!("cannot open {}: {e}", path.display()),
+                "run as root, or set INNOTUNE_STATE_DIR to a writable directory",
+            )
+        })?;
+    match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(Some(f)),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Ok(None),
+        Err(e) => Err(anyhow::anyhow!("locking {}: {e}", path.display())),
+    }
+}
+
+/// The one line a run refused by the lock prints.
+fn busy(path: &Path) -> anyhow::Error {
+    let who = match load(path) {
+        Ok(Some(j)) => format!(" (pid {}, `{}`)", j.owner.pid, j.owner.command),
+        _ => String::new(),
+    };
+    Fix::new(
+        format!("another innotune run{who} is changing this host"),
+        "wait for it to finish; it restores everything on exit",
+    )
+    .into()
+}
+
 /// Start time of a process in clock ticks since boot, if it is alive (a
 /// zombie counts as dead). Reads the live /proc: the owner is a process on
 /// this machine whatever `--root` a command replays.
@@ -244,12 +310,67 @@ pub fn process_start_ticks(pid: u32) -> Option<u64> {
     fields.get(19)?.parse().ok()
 }
 
+/// This process's command line, `innotune …`, passwords redacted: what a
+/// journal's owner records.
+pub fn command_line() -> String {
+    std::iter::once("innotune".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `command` with every password replaced by `***`: `--password=X`,
+/// `--mysql-password=X`, `-pX`, the word after a bare `--password`/`-p`
+/// (the mysql client would not take it as one, but a user may have meant
+/// it), and the password of a `scheme://user:password@host` URL. The same
+/// spellings `crate::db::argv` hides from `ps`.
+pub fn redact(command: &str) -> String {
+    const LONG: [&str; 3] = ["--password", "--mysql-password", "--mysql_password"];
+    let mut out = Vec::new();
+    let mut hide_next = false;
+    for w in command.split(' ') {
+        if std::mem::take(&mut hide_next) && !w.starts_with('-') && !w.is_empty() {
+            out.push("***".to_string());
+            continue;
+        }
+        let long = LONG.iter().find(|l| w.starts_with(*l));
+        let r = if let Some(l) = long {
+            match &w[l.len()..] {
+                "" => {
+                    hide_next = true;
+                    w.to_string()
+                }
+                rest if rest.starts_with('=') => format!("{l}=***"),
+                _ => w.to_string(),
+            }
+        } else if w == "-p" {
+            hide_next = true;
+            w.to_string()
+        } else if w.starts_with("-p") && !w.starts_with("--") {
+            "-p***".to_string()
+        } else if let Some(i) = w.find("://") {
+            // scheme://user:password@host → scheme://user:***@host
+            let rest = &w[i + 3..];
+            match (rest.find(':'), rest.find('@')) {
+                (Some(c), Some(a)) if c < a => {
+                    format!("{}{}:***{}", &w[..i + 3], &rest[..c], &rest[a..])
+                }
+                _ => w.to_string(),
+            }
+        } else {
+            w.to_string()
+        };
+        out.push(r);
+    }
+    out.join(" ")
+}
+
 impl Owner {
     fn current(command: &str) -> Owner {
         let pid = std::process::id();
         Owner {
             pid,
-            command: command.to_string(),
+            command: redact(command),
             started: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             start_ticks: process_start_ticks(pid),
         }
@@ -270,6 +391,8 @@ struct Inner {
     file: JournalFile,
     /// Set once a signal started restoring: no further changes are made.
     closed: bool,
+    /// The `flock` on `journal.lock`, held as long as the guard lives.
+    _lock: File,
 }
 
 impl Inner {
@@ -277,10 +400,7 @@ impl Inner {
         self.file
             .entries
             .iter()
-            .filter_map(|e| match e {
-                Entry::Change { id, .. } => Some(*id + 1),
-                _ => None,
-            })
+            .map(|e| e.id() + 1)
             .max()
             .unwrap_or(1)
     }
@@ -295,15 +415,61 @@ impl Inner {
         })
     }
 
-    /// Restore every entry; keep the ones that failed in the journal.
+    fn check_open(&self) -> Result<()> {
+        if self.closed {
+            anyhow::bail!("interrupted: restoring host settings");
+        }
+        Ok(())
+    }
+
+    /// Is a change of `kind` on `target` under `root` journaled already?
+    fn journaled(&self, kind: &str, target: &str, root: &Path) -> bool {
+        let root = serde_json::Value::from(root.to_string_lossy().into_owned());
+        self.file.entries.iter().any(|e| {
+            e.kind() == kind && e.change().target() == target && e.root().as_ref() == Some(&root)
+        })
+    }
+
+    /// Journal `change` (captured), then apply it; see [`Guard::apply`].
+    fn apply(&mut self, host: &Host, mut change: Box<dyn Change>) -> Result<u64> {
+        self.check_open()?;
+        change.capture(host)?;
+        let id = self.next_id();
+        self.file.entries.push(Entry::Change {
+            id,
+            change: change.clone(),
+        });
+        self.persist()?;
+        let applied = change.apply(host);
+        if let Some(Entry::Change { change: c, .. }) =
+            self.file.entries.iter_mut().find(|e| e.id() == id)
+        {
+            *c = change;
+        }
+        self.persist()?;
+        applied?;
+        Ok(id)
+    }
+
+    /// Restore every entry and run the hooks the undone ones need; keep
+    /// the entries that failed in the journal.
     fn restore(&mut self) -> Vec<Restored> {
         let results = restore_entries(&self.file.entries, false);
+        for h in crate::change::run_hooks(&restore::undo_hooks(&self.file.entries, &results)) {
+            if h.status == "failed" {
+                crate::output::warn(format!(
+                    "{:?} after restoring: {}",
+                    h.hook,
+                    h.note.unwrap_or_default()
+                ));
+            }
+        }
         let failed: Vec<Entry> = self
             .file
             .entries
             .iter()
             .zip(&results)
-            .filter(|(_, r)| matches!(r.outcome, Outcome::Failed { .. }))
+            .filter(|(_, r)| r.outcome.keeps_entry())
             .map(|(e, _)| e.clone())
             .collect();
         self.file.entries = failed;
@@ -330,24 +496,12 @@ impl Journal {
     /// Begin with an explicit state directory; `handle_signals` false for
     /// unit tests that must not take over the test harness's signals.
     pub fn begin_in(dir: &Path, command: &str, handle_signals: bool) -> Result<Guard> {
-        fs::create_dir_all(dir).map_err(|e| {
-            Fix::new(
-                format!("cannot create state directory {}: {e}", dir.display()),
-                "run as root, or set INNOTUNE_STATE_DIR to a writable directory",
-            )
-        })?;
+        create_state_dir(dir)?;
         let path = dir.join(JOURNAL_FILE);
+        let Some(lock_file) = try_lock(dir)? else {
+            return Err(busy(&path));
+        };
         if let Some(old) = load(&path)? {
-            if old.owner.is_alive() {
-                return Err(Fix::new(
-                    format!(
-                        "another innotune run (pid {}, `{}`) is changing this host",
-                        old.owner.pid, old.owner.command
-                    ),
-                    "wait for it to finish; it restores everything on exit",
-                )
-                .into());
-            }
             if !old.entries.is_empty() {
                 return Err(Fix::new(
                     format!(
@@ -361,33 +515,20 @@ impl Journal {
                 )
                 .into());
             }
-            // A dead owner that changed nothing: stale, safe to replace.
-            remove_journal(&path)?;
         }
         let file = JournalFile {
             version: JOURNAL_VERSION,
             owner: Owner::current(command),
             entries: Vec::new(),
         };
-        // create_new makes the journal a lock between concurrent runs.
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| {
-                Fix::new(
-                    format!("cannot create journal {}: {e}", path.display()),
-                    "another innotune may have just started; retry, or set INNOTUNE_STATE_DIR",
-                )
-            })?;
-        f.write_all(serde_json::to_string_pretty(&file)?.as_bytes())?;
-        f.sync_all()?;
-        File::open(dir)?.sync_all()?;
-        let shared = Arc::new(Mutex::new(Inner {
+        let inner = Inner {
             path,
             file,
             closed: false,
-        }));
+            _lock: lock_file,
+        };
+        inner.persist()?;
+        let shared = Arc::new(Mutex::new(inner));
         if handle_signals {
             signals::activate(shared.clone())?;
         }
@@ -405,91 +546,65 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// Set a sysfs attribute, journaling its original value (once) first.
+    /// Set a sysfs attribute ([`SysfsAttr`]), journaling its original value
+    /// the first time this run touches it; later writes to the same
+    /// attribute go through a change of their own that is not journaled
+    /// again (the first entry already holds the value to restore).
     pub fn set_sysfs(&self, host: &Host, path: impl AsRef<Path>, new_value: &str) -> Result<()> {
         let path = path.as_ref();
-        self.record_sysfs(host, path, Some(new_value))?;
-        host.write(path, new_value).map_err(|e| {
-            let how = if e.kind() == io::ErrorKind::PermissionDenied {
-                "run as root (sysfs attributes are root-writable only)"
-            } else {
-                "check that the value is one the kernel accepts for this device"
-            };
-            Fix::new(
-                format!("cannot write {new_value:?} to {}: {e}", path.display()),
-                how,
-            )
-        })?;
-        Ok(())
+        let label = path.display().to_string();
+        let mut c = SysfsAttr::new(path, new_value, &label);
+        let mut inner = lock(&self.shared);
+        inner.check_open()?;
+        if inner.journaled("sysfs", &label, host.root()) {
+            c.capture(host)?;
+            c.apply(host)
+        } else {
+            inner.apply(host, Box::new(c)).map(|_| ())
+        }
     }
 
-    /// Set a sysctl (`vm.swappiness`) through /proc/sys. Journaled as a
-    /// `sysfs` entry on its /proc/sys path: restoring is the same write-back,
-    /// so one entry kind serves both (persistent sysctl.d drop-ins will be
-    /// `file` entries).
+    /// Set a sysctl (`vm.swappiness`) through /proc/sys ([`Sysctl`]).
     pub fn set_sysctl(&self, host: &Host, name: &str, value: &str) -> Result<()> {
-        let path = PathBuf::from("/proc/sys").join(name.replace('.', "/"));
-        self.set_sysfs(host, path, value)
+        let mut c = Sysctl::new(name, value);
+        let mut inner = lock(&self.shared);
+        inner.check_open()?;
+        if inner.journaled("sysctl", name, host.root()) {
+            c.capture(host)?;
+            c.apply(host)
+        } else {
+            inner.apply(host, Box::new(c)).map(|_| ())
+        }
     }
 
     /// Journal a sysfs attribute's original value without changing it,
     /// because another change resets it (switching the scheduler resets
     /// `nr_requests`): restore then writes it back.
     pub fn remember_sysfs(&self, host: &Host, path: impl AsRef<Path>) -> Result<()> {
-        self.record_sysfs(host, path.as_ref(), None)
-    }
-
-    fn record_sysfs(&self, host: &Host, path: &Path, new_value: Option<&str>) -> Result<()> {
+        let path = path.as_ref();
         let mut inner = lock(&self.shared);
-        if inner.closed {
-            anyhow::bail!("interrupted: restoring host settings");
+        if inner.journaled("sysfs", &path.display().to_string(), host.root()) {
+            return Ok(());
         }
-        let root = host.root().to_path_buf();
-        let existing = inner.file.entries.iter_mut().find(
-            |e| matches!(e, Entry::Sysfs { path: p, root: r, .. } if p == path && *r == root),
-        );
-        match existing {
-            Some(Entry::Sysfs { new, .. }) => {
-                if let Some(v) = new_value {
-                    *new = v.to_string();
-                }
-            }
-            _ => {
-                let raw = host.read(path).map_err(|e| {
-                    Fix::new(
-                        format!("cannot read {}: {e}", path.display()),
-                        "check the device still exists; nothing was changed",
-                    )
-                })?;
-                let original = sysfs_value(&raw);
-                inner.file.entries.push(Entry::Sysfs {
-                    path: path.to_path_buf(),
-                    new: new_value
-                        .map(str::to_string)
-                        .unwrap_or_else(|| original.clone()),
-                    original,
-                    root,
-                });
-            }
-        }
-        inner.persist()
+        inner
+            .apply(host, Box::new(SysfsAttr::remember(path)))
+            .map(|_| ())
     }
 
-    /// Journal a file or directory innotune has just created (create it with
-    /// `create_new`/`create_dir` first, so it is certain to be ours).
+    /// Journal a work directory innotune has just created (with
+    /// `create_dir`, so it is certain to be ours) and mark it
+    /// ([`CreatedDir::adopt`]); restore deletes it with its contents.
     pub fn track_created(&self, path: &Path) -> Result<()> {
+        if !path.is_dir() {
+            anyhow::bail!(
+                "internal: {} is not a directory; files are created through a Change",
+                path.display()
+            );
+        }
         let mut inner = lock(&self.shared);
-        let e = if path.is_dir() {
-            Entry::Dir {
-                path: path.to_path_buf(),
-            }
-        } else {
-            Entry::File {
-                path: path.to_path_buf(),
-            }
-        };
-        inner.file.entries.push(e);
-        inner.persist()
+        inner
+            .apply(&Host::live(), Box::new(CreatedDir::adopt(path)))
+            .map(|_| ())
     }
 
     /// Journal a server about to be started in `dir` (before its data
@@ -498,15 +613,18 @@ impl Guard {
     /// once it has been stopped cleanly.
     pub fn track_server(&self, dir: &Path) -> Result<()> {
         let mut inner = lock(&self.shared);
-        if inner.closed {
-            anyhow::bail!("interrupted: restoring host settings");
-        }
-        inner.file.entries.push(Entry::Server {
-            dir: dir.to_path_buf(),
-            pid: None,
-            start_ticks: None,
-        });
-        inner.persist()
+        inner
+            .apply(&Host::live(), Box::new(ServerStarted::new(dir)))
+            .map(|_| ())
+    }
+
+    fn server_entry(inner: &Inner, dir: &Path) -> Option<usize> {
+        let t = dir.display().to_string();
+        inner
+            .file
+            .entries
+            .iter()
+            .position(|e| e.kind() == "server" && e.change().target() == t)
     }
 
     /// Spawn the server of `dir` (journaled with [`Guard::track_server`])
@@ -516,25 +634,22 @@ impl Guard {
     /// cannot be journaled the server is killed at once.
     pub fn spawn_server(&self, dir: &Path, cmd: &mut Command) -> Result<Child> {
         let mut inner = lock(&self.shared);
-        if inner.closed {
-            anyhow::bail!("interrupted: restoring host settings");
-        }
-        let Some(i) = inner
-            .file
-            .entries
-            .iter()
-            .position(|e| matches!(e, Entry::Server { dir: d, .. } if d == dir))
-        else {
+        inner.check_open()?;
+        let Some(i) = Self::server_entry(&inner, dir) else {
             anyhow::bail!("server in {} was not journaled first", dir.display());
         };
         let mut child = cmd
             .spawn()
             .with_context(|| format!("starting {}", cmd.get_program().to_string_lossy()))?;
         let pid = child.id();
-        inner.file.entries[i] = Entry::Server {
-            dir: dir.to_path_buf(),
-            pid: Some(pid),
-            start_ticks: process_start_ticks(pid),
+        let id = inner.file.entries[i].id();
+        inner.file.entries[i] = Entry::Change {
+            id,
+            change: Box::new(ServerStarted {
+                dir: dir.to_path_buf(),
+                pid: Some(pid),
+                start_ticks: process_start_ticks(pid),
+            }),
         };
         if let Err(e) = inner.persist() {
             let _ = child.kill();
@@ -549,50 +664,23 @@ impl Guard {
     /// to what the change remembers. Returns the handle for
     /// [`Guard::undo`]. If applying fails, the entry stays journaled and is
     /// undone with the rest.
-    pub fn apply(&self, host: &Host, mut change: Box<dyn crate::change::Change>) -> Result<u64> {
-        let mut inner = lock(&self.shared);
-        if inner.closed {
-            anyhow::bail!("interrupted: restoring host settings");
-        }
-        change.capture(host)?;
-        let id = inner.next_id();
-        inner.file.entries.push(Entry::Change {
-            id,
-            change: change.clone(),
-        });
-        inner.persist()?;
-        let applied = change.apply(host);
-        if let Some(Entry::Change { change: c, .. }) = inner
-            .file
-            .entries
-            .iter_mut()
-            .find(|e| matches!(e, Entry::Change { id: i, .. } if *i == id))
-        {
-            *c = change;
-        }
-        inner.persist()?;
-        applied?;
-        Ok(id)
+    pub fn apply(&self, host: &Host, change: Box<dyn Change>) -> Result<u64> {
+        lock(&self.shared).apply(host, change)
     }
 
     /// Undo the change `id` now (not waiting for the end of the run) and
     /// drop it from the journal unless undoing failed.
     pub fn undo(&self, id: u64) -> Result<crate::change::Undone> {
         let mut inner = lock(&self.shared);
-        let Some(i) = inner
-            .file
-            .entries
-            .iter()
-            .position(|e| matches!(e, Entry::Change { id: x, .. } if *x == id))
-        else {
+        let Some(i) = inner.file.entries.iter().position(|e| e.id() == id) else {
             anyhow::bail!("internal: no journaled change {id}");
         };
-        let Entry::Change { change, .. } = &inner.file.entries[i] else {
-            unreachable!("position matched a change entry");
-        };
-        let u = change.undo(false);
+        let u = inner.file.entries[i].change().undo(false);
         if !u.outcome.keeps_entry() {
-            inner.file.entries.remove(i);
+            let e = inner.file.entries.remove(i);
+            if !matches!(u.outcome, crate::change::Outcome::Conflict { .. }) {
+                crate::change::run_hooks(&e.change().after_undo());
+            }
         }
         inner.persist()?;
         Ok(u)
@@ -612,10 +700,9 @@ impl Guard {
     /// Drop the entry of the server in `dir`: it was stopped cleanly.
     pub fn forget_server(&self, dir: &Path) -> Result<()> {
         let mut inner = lock(&self.shared);
-        inner
-            .file
-            .entries
-            .retain(|e| !matches!(e, Entry::Server { dir: d, .. } if d == dir));
+        if let Some(i) = Self::server_entry(&inner, dir) {
+            inner.file.entries.remove(i);
+        }
         inner.persist()
     }
 
@@ -634,6 +721,16 @@ impl Guard {
     pub fn entries(&self) -> Vec<Entry> {
         lock(&self.shared).file.entries.clone()
     }
+
+    /// Leave as a SIGKILL would: the journal stays, nothing is restored,
+    /// and the lock is released (the kernel does that for a dead process).
+    #[cfg(test)]
+    pub(crate) fn simulate_crash(self) {
+        let inner = lock(&self.shared);
+        let _ = rustix::fs::flock(&inner._lock, rustix::fs::FlockOperation::Unlock);
+        drop(inner);
+        std::mem::forget(self);
+    }
 }
 
 impl Drop for Guard {
@@ -643,10 +740,7 @@ impl Drop for Guard {
         }
         let mut inner = lock(&self.shared);
         let results = inner.restore();
-        for r in results
-            .iter()
-            .filter(|r| matches!(r.outcome, Outcome::Failed { .. }))
-        {
+        for r in results.iter().filter(|r| r.outcome.keeps_entry()) {
             crate::output::warn(format!(
                 "could not restore {}: {} (run `innotune restore`)",
                 r.path.display(),
@@ -656,6 +750,7 @@ impl Drop for Guard {
         if inner.file.entries.is_empty() {
             let _ = remove_journal(&inner.path);
         }
+        // The flock goes with `inner` when the last reference drops.
     }
 }
 

@@ -42,13 +42,6 @@ const SDY: &str = "/sys/block/sdy/queue/scheduler";
 const SDX_NR: &str = "/sys/block/sdx/queue/nr_requests";
 
 #[test]
-fn bracketed_choice_is_the_value() {
-    assert_eq!(sysfs_value("none [mq-deadline] kyber\n"), "mq-deadline");
-    assert_eq!(sysfs_value(" 128\n"), "128");
-    assert_eq!(sysfs_value("always [madvise] never"), "madvise");
-}
-
-#[test]
 fn original_is_on_disk_before_the_change_and_drop_restores() {
     let fx = Fx::new();
     let h = fx.host();
@@ -63,13 +56,13 @@ fn original_is_on_disk_before_the_change_and_drop_restores() {
         let j = load(&fx.journal()).unwrap().unwrap();
         assert_eq!(j.owner.pid, std::process::id());
         assert_eq!(j.entries.len(), 2, "one entry per path, original kept once");
-        match &j.entries[0] {
-            Entry::Sysfs { original, new, .. } => {
-                assert_eq!(original, "mq-deadline");
-                assert_eq!(new, "kyber");
-            }
-            e => panic!("{e:?}"),
-        }
+        let v = serde_json::to_value(&j.entries[0]).unwrap();
+        assert_eq!(v["change"]["kind"], "sysfs");
+        assert_eq!(v["change"]["original"], "mq-deadline");
+        // The journal file is private to root (it may hold config backups).
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(fx.journal()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
     assert_eq!(fx.read(SDX), "mq-deadline");
     assert_eq!(fx.read(SDY), "none");
@@ -83,12 +76,12 @@ fn crash_leaves_journal_and_restore_puts_back() {
     let g = Journal::begin_in(fx.state.path(), "sweep /x", false).unwrap();
     g.set_sysfs(&h, SDX, "none").unwrap();
     g.set_sysfs(&h, SDX_NR, "8").unwrap();
-    let work = fx.state.path().join("work");
+    let work = fx.state.path().join(".innotune-work");
     fs::create_dir(&work).unwrap();
-    fs::write(work.join("f"), "x").unwrap();
     g.track_created(&work).unwrap();
+    fs::write(work.join("f"), "x").unwrap();
     // Simulate a crash: the guard never runs its destructor.
-    std::mem::forget(g);
+    g.simulate_crash();
     // Pretend the owner died: a pid that cannot exist.
     let mut j = load(&fx.journal()).unwrap().unwrap();
     j.owner.pid = u32::MAX - 1;
@@ -128,7 +121,7 @@ fn live_owner_blocks_a_second_run_and_restore() {
         .err()
         .unwrap();
     assert!(err.to_string().contains("another innotune run"), "{err}");
-    // Our own pid owns it, so restore_at is allowed (the guard's own path).
+    // The guard holds the lock: restore refuses, naming the owner.
     let mut j = load(&fx.journal()).unwrap().unwrap();
     j.owner.pid = 1; // init is alive
     j.owner.start_ticks = process_start_ticks(1);
@@ -191,48 +184,80 @@ fn sysctl_is_a_proc_sys_write_back() {
         let g = Journal::begin_in(fx.state.path(), "t", false).unwrap();
         g.set_sysctl(&fx.host(), "vm.swappiness", "1").unwrap();
         assert_eq!(fx.read("/proc/sys/vm/swappiness"), "1");
-        assert_eq!(g.entries()[0].path(), Path::new("/proc/sys/vm/swappiness"));
+        assert_eq!(g.entries()[0].path(), Path::new("vm.swappiness"));
+        assert_eq!(g.entries()[0].kind(), "sysctl");
     }
     assert_eq!(fx.read("/proc/sys/vm/swappiness"), "60");
 }
 
 #[test]
-fn server_entry_round_trips_and_old_journals_still_load() {
-    let e = Entry::Server {
-        dir: PathBuf::from("/data/.innotune-sweep.42/sandbox"),
-        pid: Some(1234),
-        start_ticks: Some(98765),
-    };
+fn server_entry_round_trips_and_version_1_journals_load() {
+    let e = server(
+        Path::new("/data/.innotune-sweep.42/sandbox"),
+        Some(1234),
+        Some(98765),
+    );
     let v = serde_json::to_value(&e).unwrap();
-    assert_eq!(v["kind"], "server");
-    assert_eq!(v["dir"], "/data/.innotune-sweep.42/sandbox");
-    assert_eq!(v["pid"], 1234);
-    assert_eq!(v["start_ticks"], 98765);
+    assert_eq!(v["kind"], "change");
+    assert_eq!(v["change"]["kind"], "server");
+    assert_eq!(v["change"]["dir"], "/data/.innotune-sweep.42/sandbox");
+    assert_eq!(v["change"]["pid"], 1234);
+    assert_eq!(v["change"]["start_ticks"], 98765);
     assert_eq!(serde_json::from_value::<Entry>(v).unwrap(), e);
     assert_eq!(e.kind(), "server");
     assert_eq!(e.path(), Path::new("/data/.innotune-sweep.42/sandbox"));
-    // Journaled before the spawn: no pid yet.
-    let early: Entry = serde_json::from_str(r#"{"kind": "server", "dir": "/d/sb"}"#).unwrap();
-    assert_eq!(
-        early,
-        Entry::Server {
-            dir: "/d/sb".into(),
-            pid: None,
-            start_ticks: None
-        }
-    );
-    // A journal written before server entries existed loads unchanged.
+    // A version-1 journal (sysfs/dir/server records) loads as changes.
     let fx = Fx::new();
     fs::write(
         fx.journal(),
         r#"{"version": 1, "owner": {"pid": 7, "command": "innotune sweep /x", "started": "2025-01-01T00:00:00Z"},
             "entries": [{"kind": "sysfs", "path": "/sys/block/sdx/queue/scheduler", "original": "mq-deadline", "new": "none"},
-                        {"kind": "dir", "path": "/x/.innotune-sweep.7"}]}"#,
+                        {"kind": "dir", "path": "/x/.innotune-sweep.7"},
+                        {"kind": "server", "dir": "/d/sb"}]}"#,
     )
     .unwrap();
     let j = load(&fx.journal()).unwrap().unwrap();
-    assert_eq!(j.entries.len(), 2);
+    let kinds: Vec<&str> = j.entries.iter().map(|e| e.kind()).collect();
+    assert_eq!(kinds, ["sysfs", "dir", "server"]);
     assert_eq!(j.owner.start_ticks, None);
+    assert_eq!(
+        j.entries[2],
+        server(Path::new("/d/sb"), None, None).with_id(3)
+    );
+}
+
+#[test]
+fn passwords_never_reach_the_journal() {
+    for (argv, want) in [
+        (
+            "innotune check / --password=s3cret",
+            "innotune check / --password=***",
+        ),
+        ("innotune oltp -ps3cret run", "innotune oltp -p*** run"),
+        (
+            "innotune check --password s3cret /",
+            "innotune check --password *** /",
+        ),
+        (
+            "innotune x --mysql-password=s3cret",
+            "innotune x --mysql-password=***",
+        ),
+        (
+            "innotune x mysql://u:s3cret@h/db",
+            "innotune x mysql://u:***@h/db",
+        ),
+        (
+            "innotune sweep /data --rounds 5",
+            "innotune sweep /data --rounds 5",
+        ),
+    ] {
+        assert_eq!(redact(argv), want);
+    }
+    let fx = Fx::new();
+    let g =
+        Journal::begin_in(fx.state.path(), "innotune apply --password=s3cret /", false).unwrap();
+    let text = fs::read_to_string(g.path()).unwrap();
+    assert!(!text.contains("s3cret"), "{text}");
 }
 
 /// A stand-in for a sandbox server: `sleep` (run through a symlink named
@@ -294,10 +319,28 @@ impl Drop for FakeServer {
 }
 
 fn server(dir: &Path, pid: Option<u32>, start_ticks: Option<u64>) -> Entry {
-    Entry::Server {
-        dir: dir.to_path_buf(),
-        pid,
-        start_ticks,
+    Entry::Change {
+        id: 1,
+        change: Box::new(crate::change::ServerStarted {
+            dir: dir.to_path_buf(),
+            pid,
+            start_ticks,
+        }),
+    }
+}
+
+impl Entry {
+    fn with_id(self, id: u64) -> Entry {
+        match self {
+            Entry::Change { change, .. } => Entry::Change { id, change },
+        }
+    }
+}
+
+fn entry(c: impl crate::change::Change + 'static) -> Entry {
+    Entry::Change {
+        id: 1,
+        change: Box::new(c),
     }
 }
 
@@ -357,26 +400,13 @@ fn a_server_journaled_without_a_pid_is_found_by_its_command_line() {
 
 #[test]
 fn servers_stop_before_any_directory_is_deleted() {
+    use crate::change::{CreatedDir, CreatedFile, SysfsAttr};
     let entries = [
-        Entry::Dir {
-            path: "/m/.innotune-sweep.1".into(),
-        },
-        Entry::Sysfs {
-            path: SDX_NR.into(),
-            original: "64".into(),
-            new: "64".into(),
-            root: "/".into(),
-        },
+        entry(CreatedDir::adopt("/m/.innotune-sweep.1")),
+        entry(SysfsAttr::remember(SDX_NR)),
         server(Path::new("/m/.innotune-sweep.1/sandbox"), None, None),
-        Entry::File {
-            path: "/m/.innotune-sweep.1/f".into(),
-        },
-        Entry::Sysfs {
-            path: SDX.into(),
-            original: "none".into(),
-            new: "kyber".into(),
-            root: "/".into(),
-        },
+        entry(CreatedFile::new("/m/.innotune-sweep.1/f", String::new())),
+        entry(SysfsAttr::new(SDX, "kyber", "sdx")),
     ];
     assert_eq!(restore::restore_order(&entries), [4, 1, 2, 3, 0]);
 }

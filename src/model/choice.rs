@@ -2,9 +2,9 @@
 //! (queue/scheduler), `always [madvise] never` (transparent hugepages).
 //!
 //! The one parser of that format in innotune: the block queue reader, the
-//! host reader and sweep all go through [`parse`]. (The journal's
-//! `sysfs_value`, which only needs the bracketed word to restore it, is
-//! reconciled with this one when the branches merge.) Hand-written: it is a
+//! host reader, sweep and the sysfs `Change` (`crate::change::sysfs::norm`,
+//! which compares and restores the active value) all go through [`parse`].
+//! Hand-written: it is a
 //! one-line format that procfs-core does not cover (it parses /proc, not
 //! /sys).
 

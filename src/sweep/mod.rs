@@ -39,10 +39,7 @@ use workload::{Spec, TrialWorkload};
 
 /// `innotune sweep`: parse, journal, execute, render.
 pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
-    let command = std::iter::once("innotune".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let command = crate::journal::command_line();
     let guard = Journal::begin(&command)?;
     let report = execute(&ctx.host, &guard, args.options())?;
     drop(guard);
@@ -299,9 +296,7 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
 fn apply(guard: &Guard, host: &Host, devices: &[Device], c: &Candidate) -> Result<()> {
     for d in devices {
         let sched = attr(&d.name, "scheduler");
-        let now = host
-            .read(&sched)
-            .map(|s| crate::journal::sysfs_value(&s))
+        let now = crate::change::sysfs::read_value(host, std::path::Path::new(&sched))
             .unwrap_or_default();
         if now != c.scheduler {
             guard.set_sysfs(host, &sched, &c.scheduler)?;

@@ -1,5 +1,17 @@
-//! Stopping a journaled server: which processes are provably it, and
-//! SIGTERM → wait → SIGKILL without ever signalling a recycled pid.
+//! A throwaway server innotune started (a sandbox in `dir`, e.g. the OLTP
+//! workloads of a sweep): undo stops it (SIGTERM, SIGKILL after a grace
+//! period), before any directory is deleted.
+//!
+//! Journaled before the server is initialised, with no pid
+//! (`Guard::track_server`), and given its pid and start time at the moment
+//! it is spawned (`Guard::spawn_server`, under the journal's lock, so a
+//! signal cannot restore in between). Without a pid (a crash before the
+//! spawn was journaled, or the bootstrap server of `mariadb-install-db`),
+//! every mysqld/mariadbd whose command line names DIR's my.cnf is that
+//! server.
+//!
+//! Stopping: which processes are provably it, and SIGTERM → wait → SIGKILL
+//! without ever signalling a recycled pid.
 //!
 //! A pid alone names whatever process holds that number now. A process is
 //! the journaled server only when its start time equals the journaled one
@@ -7,10 +19,12 @@
 //! through a pidfd opened *before* that check, so the process checked is
 //! the process signalled even if it exits and its pid is reused in between.
 
-use super::process_start_ticks;
-use super::restore::Outcome;
+use super::{plain_abs, Change, Outcome, Priority, Undone};
 use crate::host::Host;
-use std::path::Path;
+use crate::journal::process_start_ticks;
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How long a server gets to shut down cleanly after SIGTERM. A sandbox
@@ -23,7 +37,7 @@ const KILL_WAIT: Duration = Duration::from_secs(10);
 
 /// One running process, named by pid and start time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Proc {
+pub(crate) struct Proc {
     pub pid: u32,
     pub start_ticks: u64,
 }
@@ -43,7 +57,7 @@ impl Proc {
 /// journaled, or the bootstrap server of mariadb-install-db): every
 /// mysqld/mariadbd whose command line names `dir`'s my.cnf. `dir` holds
 /// the journal owner's pid in its name, so no unrelated server names it.
-pub(super) fn find(dir: &Path, pid: Option<u32>, start_ticks: Option<u64>) -> Vec<Proc> {
+pub(crate) fn find(dir: &Path, pid: Option<u32>, start_ticks: Option<u64>) -> Vec<Proc> {
     let pids = match pid {
         Some(p) => vec![p],
         None => crate::probe::mysqld::server_pids(&Host::live()),
@@ -97,7 +111,7 @@ fn wait_gone(p: Proc, limit: Duration) -> bool {
 
 /// Stop one process of the server: SIGTERM (a clean shutdown for
 /// mysqld/mariadbd), SIGKILL after [`GRACE`].
-pub(super) fn stop(p: Proc, dir: &Path) -> Outcome {
+pub(crate) fn stop(p: Proc, dir: &Path) -> Outcome {
     use rustix::process::Signal;
     if !signal(p, dir, Signal::TERM) {
         return Outcome::Gone;
@@ -118,5 +132,90 @@ pub(super) fn stop(p: Proc, dir: &Path) -> Outcome {
             p.pid,
             KILL_WAIT.as_secs()
         ),
+    }
+}
+
+/// A server innotune started; see the module documentation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServerStarted {
+    /// The sandbox directory (datadir, socket, my.cnf live in it).
+    pub dir: PathBuf,
+    /// Null until the server process is spawned.
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// The server's start time in clock ticks since boot.
+    #[serde(default)]
+    pub start_ticks: Option<u64>,
+}
+
+impl ServerStarted {
+    pub fn new(dir: impl Into<PathBuf>) -> ServerStarted {
+        ServerStarted {
+            dir: dir.into(),
+            pid: None,
+            start_ticks: None,
+        }
+    }
+}
+
+#[typetag::serde(name = "server")]
+impl Change for ServerStarted {
+    fn target(&self) -> String {
+        self.dir.display().to_string()
+    }
+    fn describe(&self) -> String {
+        match self.pid {
+            Some(p) => format!("server in {} (pid {p})", self.dir.display()),
+            None => format!("server in {}", self.dir.display()),
+        }
+    }
+    /// Nothing to read: the server does not exist yet.
+    fn capture(&mut self, _host: &Host) -> Result<()> {
+        Ok(())
+    }
+    /// Starting is `Guard::spawn_server`'s (it journals the pid as the
+    /// process is spawned); applying the entry itself changes nothing.
+    fn apply(&mut self, _host: &Host) -> Result<()> {
+        Ok(())
+    }
+    fn is_applied(&self, _host: &Host) -> Result<bool> {
+        Ok(!find(&self.dir, self.pid, self.start_ticks).is_empty())
+    }
+    fn undo(&self, dry_run: bool) -> Undone {
+        let procs = find(&self.dir, self.pid, self.start_ticks);
+        let outcome = if procs.is_empty() {
+            Outcome::Gone
+        } else if dry_run {
+            Outcome::WouldRestore
+        } else {
+            // Several only without a journaled pid (bootstrap + server):
+            // the worst outcome is the entry's.
+            let all: Vec<Outcome> = procs.iter().map(|&p| stop(p, &self.dir)).collect();
+            all.iter()
+                .find(|o| matches!(o, Outcome::Failed { .. }))
+                .or_else(|| all.iter().find(|o| matches!(o, Outcome::Stopped { .. })))
+                .cloned()
+                .unwrap_or(Outcome::Gone)
+        };
+        Undone {
+            outcome,
+            original: None,
+            found: None,
+            pid: procs.first().map(|p| p.pid),
+        }
+    }
+    fn priority(&self) -> Priority {
+        Priority::SERVER
+    }
+    /// Only a process whose command line names `DIR/my.cnf` is ever
+    /// signalled; the directory must be a plain absolute path.
+    fn validate(&self) -> Result<(), String> {
+        if !plain_abs(&self.dir) || self.dir.components().count() < 3 {
+            return Err(format!(
+                "{} is not a sandbox directory innotune creates",
+                self.dir.display()
+            ));
+        }
+        Ok(())
     }
 }
