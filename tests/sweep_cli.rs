@@ -261,7 +261,9 @@ fn restore_finishes_a_dead_runs_journal_in_a_fixture_tree() {
     fs::create_dir_all(&q).unwrap();
     fs::write(q.join("scheduler"), "none mq-deadline [kyber]\n").unwrap();
     fs::write(q.join("nr_requests"), "8\n").unwrap();
-    let work = state.path().join("work");
+    // The name innotune gave work directories (version-1 journals carry no
+    // marker inside them: restore accepts only that name).
+    let work = state.path().join(".innotune-sweep.4000000000");
     fs::create_dir(&work).unwrap();
     fs::write(work.join("f"), "x").unwrap();
     let journal = serde_json::json!({

@@ -34,9 +34,23 @@ pub struct CreatedDir {
     pub adopted: bool,
     #[serde(default = "slash")]
     pub root: PathBuf,
+    /// Read from a version-1 journal, written before directories carried
+    /// the marker: accepted without it only under the names innotune then
+    /// gave its work directories (`.innotune-sweep.PID`, `.innotune-check.PID`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub v1: bool,
 }
 
 impl CreatedDir {
+    /// Carries the marker, or is a version-1 work directory by its name.
+    fn provably_ours(&self, h: &Host) -> bool {
+        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
+        self.marker(h).exists()
+            || (self.v1
+                && self.recursive
+                && (name.starts_with(".innotune-sweep.") || name.starts_with(".innotune-check.")))
+    }
+
     /// A directory to create (empty when undone, else a conflict).
     pub fn new(path: impl Into<PathBuf>) -> CreatedDir {
         CreatedDir {
@@ -44,6 +58,7 @@ impl CreatedDir {
             recursive: false,
             adopted: false,
             root: slash(),
+            v1: false,
         }
     }
 
@@ -132,7 +147,7 @@ impl Change for CreatedDir {
         if !p.exists() {
             return Undone::outcome(Outcome::Gone);
         }
-        if !self.marker(&h).exists() {
+        if !self.provably_ours(&h) {
             // Crashed between creating and marking it, or not ours.
             let empty = std::fs::read_dir(&p).is_ok_and(|mut d| d.next().is_none());
             if !empty {
@@ -177,7 +192,7 @@ impl Change for CreatedDir {
         let h = Host::with_root(&self.root);
         let p = h.path(&self.path);
         let empty = std::fs::read_dir(&p).is_ok_and(|mut d| d.next().is_none());
-        if p.exists() && !self.marker(&h).exists() && !empty {
+        if p.exists() && !self.provably_ours(&h) && !empty {
             return refuse(&format!("innotune did not create it (no {MARKER} in it)"));
         }
         Ok(())

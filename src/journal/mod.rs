@@ -155,7 +155,7 @@ fn upgrade_v1(id: u64, v: serde_json::Value) -> serde_json::Value {
             "root": v.get("root").cloned().unwrap_or(json!("/")),
         }),
         "file" => json!({"kind": "file", "path": v["path"], "content": ""}),
-        "dir" => json!({"kind": "dir", "path": v["path"], "recursive": true}),
+        "dir" => json!({"kind": "dir", "path": v["path"], "recursive": true, "v1": true}),
         "server" => json!({
             "kind": "server",
             "dir": v["dir"],
