@@ -380,3 +380,191 @@ fn a_forged_entry_is_refused_and_nothing_is_written() {
         );
     }
 }
+
+/// The child side of `every_kind_killed_mid_run_then_restored`: runs only
+/// when the parent test re-executes this binary with INNOTUNE_TEST_CHILD
+/// set (a plain `cargo test` returns at once). Holds one change of every
+/// kind through the library's guard, says READY, and waits to be killed.
+#[test]
+fn child_holding_every_kind() {
+    use innotune::change::*;
+    use innotune::host::Host;
+    let Ok(spec) = std::env::var("INNOTUNE_TEST_CHILD") else {
+        return;
+    };
+    let v: Value = serde_json::from_str(&spec).unwrap();
+    let p = |k: &str| PathBuf::from(v[k].as_str().unwrap());
+    let tree = Host::with_root(p("root"));
+    let live = Host::live();
+    let g = innotune::journal::Journal::begin("innotune test-child --password=s3cret").unwrap();
+    g.apply(
+        &tree,
+        Box::new(SysfsAttr::scheduler("nvme1n1", "none", None)),
+    )
+    .unwrap();
+    g.apply(&tree, Box::new(Sysctl::new("vm.swappiness", "1")))
+        .unwrap();
+    g.apply(
+        &tree,
+        Box::new(CreatedFile::new(
+            "/etc/sysctl.d/99-innotune.conf",
+            "vm.swappiness = 1\n".into(),
+        )),
+    )
+    .unwrap();
+    g.apply(
+        &tree,
+        Box::new(EditedFile::new(
+            "/etc/systemd/system/mysql.service",
+            "[Service]\nNice=-5\n".into(),
+        )),
+    )
+    .unwrap();
+    g.apply(
+        &tree,
+        Box::new(CreatedDir::new("/etc/systemd/system/mysql.service.d")),
+    )
+    .unwrap();
+    // Real paths on the live root: a work directory and a server.
+    let work = p("work");
+    std::fs::create_dir(&work).unwrap();
+    g.track_created(&work).unwrap();
+    std::fs::write(work.join("data"), "x").unwrap();
+    let sb = p("server_dir");
+    g.track_server(&sb).unwrap();
+    let mut cmd = Command::new("sleep");
+    std::os::unix::process::CommandExt::arg0(
+        &mut cmd,
+        format!("--defaults-file={}", sb.join("my.cnf").display()),
+    );
+    cmd.arg("600");
+    let _server = g.spawn_server(&sb, &mut cmd).unwrap();
+    let ep = innotune::check::facts::ServerEndpoint {
+        socket: Some(v["socket"].as_str().unwrap().into()),
+        host: None,
+        port: None,
+        user: "root".into(),
+        defaults_file: None,
+        no_defaults: true,
+    };
+    g.apply(
+        &live,
+        Box::new(ServerVariable::new(
+            &ep,
+            "innodb_io_capacity",
+            "1234",
+            false,
+        )),
+    )
+    .unwrap();
+    println!("READY");
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).unwrap();
+    panic!("the parent kills this process; it never gets here");
+}
+
+#[test]
+fn every_kind_killed_mid_run_then_restored() {
+    use innotune::sandbox::{Sandbox, SandboxOpts};
+    use mysql::prelude::Queryable;
+    let state = tempfile::tempdir().unwrap();
+    let (t, root) = planted_tree();
+    let before = snapshot(&root);
+    let sbdir = tempfile::Builder::new()
+        .prefix("itjrn")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let sb = Sandbox::start(SandboxOpts::new(sbdir.path().join("sb")))
+        .unwrap_or_else(|e| panic!("sandbox: {e:#}"));
+    let var = || -> String {
+        let mut c = sb.conn_spec().connect().unwrap();
+        let r: Option<(String, String)> = c
+            .query_first("SHOW GLOBAL VARIABLES LIKE 'innodb_io_capacity'")
+            .unwrap();
+        r.unwrap().1
+    };
+    let io_before = var();
+    assert_ne!(io_before, "1234");
+    let work = t.path().join(".innotune-work");
+    let fake = t.path().join("fake-server");
+    let spec = serde_json::json!({
+        "root": root, "work": work, "server_dir": fake, "socket": sb.socket(),
+    });
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_holding_every_kind",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("INNOTUNE_TEST_CHILD", spec.to_string())
+        .env("INNOTUNE_STATE_DIR", state.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "child ended before READY"
+        );
+        // libtest prints `test NAME ... ` before the test's own output.
+        if line.trim_end().ends_with("READY") {
+            break;
+        }
+    }
+    let mut kinds = journal_kinds(state.path());
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [
+            "dir",
+            "dir",
+            "file",
+            "file_edit",
+            "server",
+            "server_variable",
+            "sysctl",
+            "sysfs"
+        ]
+    );
+    let jtext = std::fs::read_to_string(state.path().join("journal.json")).unwrap();
+    assert!(
+        !jtext.contains("s3cret") && jtext.contains("--password=***"),
+        "{jtext}"
+    );
+    let j: Value = serde_json::from_str(&jtext).unwrap();
+    let server_pid = j["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|e| e["change"]["pid"].as_u64())
+        .unwrap() as u32;
+    assert_eq!(var(), "1234");
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let (code, v, err) = restore(state.path(), &[]);
+    assert_eq!(code, 0, "{v:#} {err}");
+    let oc = outcomes(&v);
+    assert_eq!(oc.len(), 8, "{oc:#?}");
+    for (k, o) in &oc {
+        let want: &[&str] = match k.split(' ').next().unwrap() {
+            "server" => &["stopped"],
+            "file" | "dir" => &["removed"],
+            _ => &["restored"],
+        };
+        assert!(want.contains(&o.as_str()), "{k}: {o}");
+    }
+    assert_eq!(var(), io_before);
+    assert_eq!(diff(&before, &snapshot(&root)), Vec::<String>::new());
+    assert!(!work.exists());
+    assert!(
+        innotune::journal::process_start_ticks(server_pid).is_none(),
+        "fake server still runs"
+    );
+    assert!(!state.path().join("journal.json").exists());
+}
