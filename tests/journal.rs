@@ -438,6 +438,9 @@ fn child_holding_every_kind() {
         format!("--defaults-file={}", sb.join("my.cnf").display()),
     );
     cmd.arg("600");
+    // Never waited for: this process is SIGKILLed holding it, and restore
+    // stops it.
+    #[allow(clippy::zombie_processes)]
     let _server = g.spawn_server(&sb, &mut cmd).unwrap();
     let ep = innotune::check::facts::ServerEndpoint {
         socket: Some(v["socket"].as_str().unwrap().into()),
