@@ -47,6 +47,8 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The whole practice in one run: probe, check, sweep, OLTP before/after; a report and the files, nothing changed.
+    Tune(crate::tune::cli::TuneArgs),
     /// Report the storage stack under a path: mount, devices, schedulers, host and server limits.
     Probe(crate::probe::cli::ProbeArgs),
     /// Generate I/O load with fio-style jobs and measure IOPS, bandwidth and latency.

@@ -10,6 +10,7 @@
 //! - [`stats`]: the statistics behind every verdict.
 //! - [`journal`]: host changes recorded before they are made, and undone.
 //! - [`sweep`]: scheduler comparison on top of probe + bench + stats + journal.
+//! - [`tune`]: the whole practice as one command (probe, check, sweep, OLTP before/after, report).
 //! - [`export`]: typed reports in, text / JSON / markdown out (one file per format).
 //! - [`output`]: the terminal: colour, progress and warnings on stderr.
 //! - [`finding`], [`change`]: the shared vocabulary of advice and of host changes.
@@ -36,6 +37,7 @@ pub mod safety;
 pub mod sandbox;
 pub mod stats;
 pub mod sweep;
+pub mod tune;
 pub mod units;
 
 /// What every command gets from the global flags.
@@ -80,6 +82,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Checksum(a) => checksum::run(a, &ctx),
         Command::Check(a) => check::run(a, &ctx),
         Command::Apply(a) => apply::run(a, &ctx),
+        Command::Tune(a) => tune::run(a, &ctx),
         Command::Restore(a) => apply::applied::run_restore(a, &ctx),
     }
 }

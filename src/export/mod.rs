@@ -13,6 +13,7 @@
 //! such as node_exporter's textfile collector never sees half a document.
 
 pub mod doc;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod text;

@@ -17,6 +17,18 @@ use std::sync::{Arc, Mutex, Once};
 
 static ACTIVE: Mutex<Option<Arc<Mutex<Inner>>>> = Mutex::new(None);
 static INSTALL: Once = Once::new();
+static HOOK: Mutex<Option<InterruptHook>> = Mutex::new(None);
+
+/// Called once a signal's restore is done, before the process exits
+/// (`tune` writes its partial report there). Gets the signal's name.
+pub type InterruptHook = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Install (or, with `None`, remove) the hook run after a signal's restore.
+/// It runs on the signal thread with the journal locked (the main thread
+/// can make no change meanwhile): it must not use the journal.
+pub fn set_interrupt_hook(hook: Option<InterruptHook>) {
+    *HOOK.lock().unwrap_or_else(|p| p.into_inner()) = hook;
+}
 
 pub(super) fn activate(shared: Arc<Mutex<Inner>>) -> Result<()> {
     let mut err = None;
@@ -74,6 +86,10 @@ fn on_signal(sig: i32) {
         eprintln!(
             "innotune: interrupted by {name}: {failed} change(s) could not be restored; run `innotune restore`"
         );
+    }
+    let hook = HOOK.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Some(h) = hook {
+        h(name);
     }
     std::process::exit(128 + sig);
 }

@@ -1,0 +1,514 @@
+//! `innotune tune`: the whole practice as one command.
+//!
+//! options ([`options`], from [`cli`]) → [`execute`]: probe → check →
+//! sweep (file presets on PATH's filesystem) → check again with the
+//! sweep's verdict → OLTP before/after on two sandboxes ([`oltp`]) → the
+//! emitted files; a typed [`report::TuneReport`] → the report directory
+//! ([`out`]: every result as JSON v2, summary.md, report.html, files/).
+//!
+//! One journal for the whole run: everything switched or started is put
+//! back on return, on error and on a signal. A signal also writes the
+//! report from what was measured so far (the journal's interrupt hook)
+//! before the process exits 130.
+
+pub mod cli;
+pub mod oltp;
+pub mod options;
+pub mod out;
+pub mod report;
+
+use crate::check::cli::CheckOpts;
+use crate::check::report::CheckReport;
+use crate::error::Fix;
+use crate::host::Host;
+use crate::journal::{Guard, Journal};
+use crate::probe::{ProbeOptions, ProbeReport};
+use crate::sweep::{Event, Progress, SweepOptions};
+use crate::Ctx;
+use anyhow::{Context, Result};
+use options::{Clock, TuneOptions};
+use report::{Phase, Status, SweepSummary, TuneReport};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// What a signal's hook needs to write the partial report.
+pub struct Shared {
+    pub host: Host,
+    pub report: TuneReport,
+    pub probe: Option<ProbeReport>,
+    pub check: Option<CheckReport>,
+    /// The phase running now (named in an interrupted report).
+    pub phase: String,
+    pub phase_started: Instant,
+    /// The final report is written: a late signal has nothing to add.
+    pub done: bool,
+}
+
+fn lock(s: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    s.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `innotune tune`: resolve, journal, execute, write, render.
+pub fn run(args: cli::TuneArgs, ctx: &Ctx) -> Result<i32> {
+    let opts = args.options();
+    let host = &ctx.host;
+    if !host.is_live() {
+        return Err(Fix::new(
+            "tune measures this machine; --root replays another host",
+            "drop --root (probe and check replay fixtures)",
+        )
+        .into());
+    }
+    let clock = Clock::new(opts.budget);
+    // Bad input fails here, before anything is created or changed.
+    let probe = crate::probe::execute(
+        host,
+        ProbeOptions {
+            path: opts.path.clone(),
+        },
+    )?;
+    let path = PathBuf::from(&probe.path);
+    if !path.is_dir() {
+        return Err(Fix::new(
+            format!("{} is not a directory", path.display()),
+            "give a directory on the filesystem to tune",
+        )
+        .into());
+    }
+    let out_dir = out::prepare(host, opts.out.as_deref())?;
+    let command = std::iter::once("innotune".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let guard = Journal::begin(&command)?;
+    let mut report = TuneReport::new(
+        path.clone(),
+        &probe.path_source,
+        out_dir.clone(),
+        opts.budget.as_secs_f64(),
+        opts.quick,
+    );
+    report.apply_command = apply_command(&path, &out_dir, &opts, false);
+    let shared = Arc::new(Mutex::new(Shared {
+        host: host.clone(),
+        report,
+        probe: None,
+        check: None,
+        phase: "probe".into(),
+        phase_started: clock.started,
+        done: false,
+    }));
+    {
+        let shared = shared.clone();
+        let started = clock.started;
+        crate::journal::set_interrupt_hook(Some(Arc::new(move |sig: &str| {
+            let mut s = lock(&shared);
+            if s.done {
+                return;
+            }
+            let phase = s.phase.clone();
+            s.report.interrupted = Some(format!("{sig} during {phase}"));
+            let e = s.phase_started.elapsed().as_secs_f64();
+            s.report.phases.push(Phase {
+                name: phase,
+                status: Status::Interrupted,
+                elapsed_s: e,
+                note: Some(format!("{sig}: what it had measured is lost")),
+            });
+            s.report.elapsed_s = started.elapsed().as_secs_f64();
+            match out::write_all(&mut s) {
+                Ok(()) => eprintln!(
+                    "innotune: partial report in {}",
+                    s.report.out_dir.display()
+                ),
+                Err(e) => eprintln!(
+                    "innotune: could not write the partial report: {}",
+                    crate::error::one_line(&e)
+                ),
+            }
+            s.done = true;
+        })));
+    }
+    let result = execute(host, &guard, &opts, &clock, &shared, probe);
+    let restored = guard.restore_all();
+    if restored
+        .iter()
+        .any(|r| matches!(r.outcome, crate::journal::Outcome::Failed { .. }))
+    {
+        crate::output::warn("some settings could not be restored; run `innotune restore`");
+    }
+    let written = {
+        let mut s = lock(&shared);
+        s.report.elapsed_s = clock.elapsed().as_secs_f64();
+        let w = out::write_all(&mut s);
+        s.done = true;
+        w
+    };
+    drop(guard);
+    crate::journal::set_interrupt_hook(None);
+    result?;
+    written?;
+    let s = lock(&shared);
+    let code = ctx.emit(&s.report)?;
+    if ctx.format() != crate::export::Format::Text || ctx.sink.output.is_some() {
+        // The text report ends with it; otherwise say it on stderr.
+        eprintln!("innotune: to apply: {}", s.report.apply_command);
+    }
+    Ok(code)
+}
+
+/// A progress line on stderr (always, not only on a terminal: a tune run
+/// is long, and logs of it should show where it was).
+fn say(clock: &Clock, phase: &str, msg: &str) {
+    eprintln!(
+        "innotune: tune [{phase}] {msg} · {} s left",
+        clock.left().as_secs()
+    );
+}
+
+fn begin(shared: &Mutex<Shared>, clock: &Clock, phase: &str, msg: &str) -> Instant {
+    let mut s = lock(shared);
+    s.phase = phase.into();
+    s.phase_started = Instant::now();
+    drop(s);
+    say(clock, phase, msg);
+    Instant::now()
+}
+
+fn end(shared: &Mutex<Shared>, name: &str, t0: Instant, status: Status, note: Option<String>) {
+    lock(shared).report.phases.push(Phase {
+        name: name.into(),
+        status,
+        elapsed_s: t0.elapsed().as_secs_f64(),
+        note,
+    });
+}
+
+/// Run every phase; results go into `shared` as each phase ends, so an
+/// interrupt keeps them. A phase that fails is recorded and the next one
+/// runs; only the report directory failing ends the run.
+pub fn execute(
+    host: &Host,
+    guard: &Guard,
+    opts: &TuneOptions,
+    clock: &Clock,
+    shared: &Arc<Mutex<Shared>>,
+    probe: ProbeReport,
+) -> Result<()> {
+    let path = PathBuf::from(&probe.path);
+    let out_dir = lock(shared).report.out_dir.clone();
+    let t0 = begin(shared, clock, "probe", &format!("{}", path.display()));
+    lock(shared).probe = Some(probe);
+    end(shared, "probe", t0, Status::Done, None);
+
+    // check: the findings, and the live server's settings for "before".
+    let sample = opts.check_sample().min(clock.left() / 10);
+    let t0 = begin(
+        shared,
+        clock,
+        "check",
+        &format!(
+            "running the rules; sampling server status over {} s",
+            sample.as_secs()
+        ),
+    );
+    let copts = CheckOpts {
+        path: Some(path.clone()),
+        conn: opts.conn.clone(),
+        sample,
+        no_server: false,
+        results: Vec::new(),
+        measure: false,
+        scratch: None,
+        only: Vec::new(),
+    };
+    match crate::check::execute(host, &copts) {
+        Ok(c) => {
+            let mut s = lock(shared);
+            s.report.set_check(&c.report);
+            s.check = Some(c.report);
+            drop(s);
+            end(shared, "check", t0, Status::Done, None);
+        }
+        Err(e) => end(
+            shared,
+            "check",
+            t0,
+            Status::Failed,
+            Some(crate::error::one_line(&e)),
+        ),
+    }
+
+    let server_bin = find_server_binary();
+    let oltp_follows = opts.oltp && server_bin.is_some();
+
+    // sweep: file presets in a scratch directory on PATH's filesystem.
+    let share = options::sweep_share(clock.left(), oltp_follows);
+    let t0 = begin(
+        shared,
+        clock,
+        "sweep",
+        &format!("comparing schedulers under {} in {} s", path.display(), share.as_secs()),
+    );
+    match sweep(host, guard, opts, clock, &path, share) {
+        Ok(r) => {
+            let note = Some(r.plan.note.clone());
+            let mut s = lock(shared);
+            s.report.sweep = Some(SweepSummary {
+                devices: r.devices.iter().map(|d| d.name.clone()).collect(),
+                workloads: r.workloads.clone(),
+                baseline: r.baseline.clone(),
+                rounds: r.plan.rounds,
+                trials_run: r.trials_run,
+                recommendation: r.recommendation.clone(),
+            });
+            s.report.sweep_report = Some(r);
+            s.report.apply_command = apply_command(&path, &out_dir, opts, true);
+            // check again, with the sweep's significant winner.
+            let sweep_json = out_dir.join("sweep.json");
+            let w = out::write_one(&s.host, &sweep_json, s.report.sweep_report.as_ref().unwrap());
+            if w.is_ok() {
+                if let Some(c) = s.check.as_mut() {
+                    if let Err(e) = recheck(host, c, &sweep_json) {
+                        crate::output::warn(format!(
+                            "check with the sweep's results: {}",
+                            crate::error::one_line(&e)
+                        ));
+                    }
+                    let c = c.clone();
+                    s.report.set_check(&c);
+                }
+            }
+            drop(s);
+            end(shared, "sweep", t0, Status::Done, note);
+        }
+        Err(e) => end(
+            shared,
+            "sweep",
+            t0,
+            Status::Failed,
+            Some(crate::error::one_line(&e)),
+        ),
+    }
+
+    // OLTP before/after.
+    let skip = if !opts.oltp {
+        Some("skipped: --no-oltp".to_string())
+    } else if server_bin.is_none() {
+        Some("skipped: no mariadbd or mysqld installed".to_string())
+    } else if clock.left() < Duration::from_secs(15) {
+        Some("skipped: the budget ran out before it".to_string())
+    } else {
+        None
+    };
+    let t0 = begin(shared, clock, "oltp", "before and after on two sandboxes");
+    match skip {
+        Some(n) => end(shared, "oltp", t0, Status::Skipped, Some(n)),
+        None => match oltp_phase(host, guard, opts, clock, shared, &path, &out_dir) {
+            Ok(note) => end(shared, "oltp", t0, Status::Done, note),
+            Err(e) => end(
+                shared,
+                "oltp",
+                t0,
+                Status::Failed,
+                Some(crate::error::one_line(&e)),
+            ),
+        },
+    }
+
+    // The files that persist the advice.
+    let t0 = begin(shared, clock, "report", &format!("writing {}", out_dir.display()));
+    let mut s = lock(shared);
+    if let Some(c) = &s.check {
+        match crate::check::report::emit_to(host, &out_dir.join("files"), c) {
+            Ok(e) => s.report.emitted = e,
+            Err(e) => crate::output::warn(format!(
+                "emitting files: {}",
+                crate::error::one_line(&e)
+            )),
+        }
+    }
+    drop(s);
+    end(shared, "report", t0, Status::Done, None);
+    Ok(())
+}
+
+/// The sweep's workloads, most telling first: page reads during a flush
+/// storm is where schedulers differ most.
+const SWEEP_WORKLOADS: [&str; 4] = ["mixed", "page-read", "fsync-4k", "page-write"];
+
+fn sweep(
+    host: &Host,
+    guard: &Guard,
+    opts: &TuneOptions,
+    clock: &Clock,
+    path: &Path,
+    share: Duration,
+) -> Result<crate::sweep::SweepReport> {
+    let mut so = SweepOptions::new(path);
+    so.rounds = crate::sweep::plan::MIN_ROUNDS;
+    so.size = Some(opts.sweep_file_size());
+    so.budget = Some(share);
+    so.choose = true;
+    // As many workloads as fit 4 rounds of 1 s trials of every candidate.
+    let (_, devices) = crate::sweep::target::devices_under(host, path)?;
+    let cands = crate::sweep::plan::candidates(&so, &devices)?.len().max(1);
+    let per = 4.0 * cands as f64 * 1.5;
+    let k = ((share.as_secs_f64() / per).floor() as usize).clamp(1, SWEEP_WORKLOADS.len());
+    so.workloads = SWEEP_WORKLOADS[..k].iter().map(|s| s.to_string()).collect();
+    if share.as_secs_f64() < per * 0.8 {
+        // Not even one workload fits at 1 s trials: fewer candidates
+        // would be a different question; say so instead.
+        anyhow::bail!(Fix::new(
+            format!(
+                "{} s left for the sweep, {cands} schedulers need about {:.0} s",
+                share.as_secs(),
+                per
+            ),
+            "give a longer --budget"
+        ));
+    }
+    let c = *clock;
+    so.progress = Progress::Callback(Arc::new(move |e: &Event| {
+        say(&c, "sweep", &e.message());
+    }));
+    crate::sweep::execute(host, guard, so)
+}
+
+/// check's rules again, with the sweep's result as evidence (its
+/// significant winner overrides the scheduler class rule), on the facts
+/// check already gathered (no second sample).
+fn recheck(host: &Host, c: &mut CheckReport, sweep_json: &Path) -> Result<()> {
+    let notes = crate::check::results::load(host, &[sweep_json.to_path_buf()], &mut c.facts)?;
+    c.notes.extend(notes);
+    let (mut advice, rules) =
+        crate::check::rules::run(&c.facts, &[], c.server.note.as_deref());
+    for a in &mut advice {
+        a.finding.change = a
+            .settings
+            .iter()
+            .find_map(|s| crate::apply::plan::runtime_change(&c.facts, s, None));
+    }
+    c.findings = advice;
+    c.rules = rules;
+    Ok(())
+}
+
+fn oltp_phase(
+    _host: &Host,
+    guard: &Guard,
+    opts: &TuneOptions,
+    clock: &Clock,
+    shared: &Arc<Mutex<Shared>>,
+    path: &Path,
+    out_dir: &Path,
+) -> Result<Option<String>> {
+    let (tables, rows) = opts.oltp_tables();
+    let profiles = {
+        let s = lock(shared);
+        match &s.check {
+            Some(c) => oltp::profiles(&c.facts, &c.findings, tables, rows),
+            None => oltp::profiles(&Default::default(), &[], tables, rows),
+        }
+    };
+    let identical = profiles.identical();
+    let workdir = path.join(format!(".innotune-tune.{}", std::process::id()));
+    crate::safety::refuse_near_datadir(_host, &workdir, "tune's work directory")?;
+    std::fs::create_dir(&workdir).map_err(|e| {
+        Fix::new(
+            format!("cannot create work directory {}: {e}", workdir.display()),
+            "give a directory you can write to",
+        )
+    })?;
+    guard.track_created(&workdir)?;
+    let c = *clock;
+    let progress = move |m: String| say(&c, "oltp", &m);
+    let sh = shared.clone();
+    let mut on_pair = move |cmp: &oltp::Comparison| {
+        lock(&sh).report.oltp = Some(cmp.clone());
+    };
+    let cmp = oltp::run(oltp::Phase {
+        guard,
+        workdir: &workdir,
+        profile_dir: out_dir,
+        profiles,
+        tables,
+        table_size: rows,
+        threads: &opts.threads,
+        deadline: clock.deadline - options::RESERVE,
+        progress: &progress,
+        on_pair: &mut on_pair,
+    })
+    .context("OLTP before/after")?;
+    let note = cmp.note.clone();
+    lock(shared).report.oltp = Some(cmp);
+    Ok(if identical {
+        Some("before and after have the same settings (check recommends no server variable change): an A/A check of the noise".into())
+    } else {
+        note
+    })
+}
+
+/// mariadbd or mysqld on PATH or in the usual sbin directories (as the
+/// sandbox looks for it).
+fn find_server_binary() -> Option<PathBuf> {
+    let mut p = std::env::var_os("PATH").unwrap_or_default();
+    p.push(":/usr/sbin:/usr/local/sbin:/usr/local/mysql/bin:/usr/bin");
+    ["mariadbd", "mysqld"]
+        .iter()
+        .find_map(|n| which::which_in(n, Some(&p), "/").ok())
+}
+
+/// Quote a word for a POSIX shell: as is when it is plainly safe, else in
+/// single quotes (hand-written: four lines, not worth a crate).
+fn sh_quote(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./:=,@%+".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The exact command that makes the advice true: check's rules with the
+/// sweep's verdict, applied and journaled.
+fn apply_command(path: &Path, out_dir: &Path, opts: &TuneOptions, with_sweep: bool) -> String {
+    let mut w = vec![
+        "innotune".to_string(),
+        "apply".to_string(),
+        sh_quote(&path.to_string_lossy()),
+    ];
+    if let Some(s) = &opts.conn.socket {
+        w.push(format!("--socket {}", sh_quote(&s.to_string_lossy())));
+    }
+    if let Some(h) = &opts.conn.host {
+        w.push(format!("--host {}", sh_quote(h)));
+    }
+    if let Some(p) = opts.conn.port {
+        w.push(format!("--port {p}"));
+    }
+    if let Some(u) = &opts.conn.user {
+        w.push(format!("--user {}", sh_quote(u)));
+    }
+    if with_sweep {
+        w.push(format!(
+            "--results {}",
+            sh_quote(&out_dir.join("sweep.json").to_string_lossy())
+        ));
+    }
+    w.push("--yes".into());
+    w.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sh_quote;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(sh_quote("/var/lib/mysql"), "/var/lib/mysql");
+        assert_eq!(sh_quote("/a b"), "'/a b'");
+        assert_eq!(sh_quote("it's"), "'it'\\''s'");
+    }
+}
