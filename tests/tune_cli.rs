@@ -41,7 +41,11 @@ fn bad_options_are_one_line_and_change_nothing() {
     assert_refused(state.path(), &[p, "--budget", "abc"], "--budget");
     assert_refused(state.path(), &[p, "--budget", "0"], "shorter than 40 s");
     assert_refused(state.path(), &[p, "--budget", "3d"], "longer than a day");
-    assert_refused(state.path(), &[p, "--quick", "--budget", "2m"], "cannot be used with");
+    assert_refused(
+        state.path(),
+        &[p, "--quick", "--budget", "2m"],
+        "cannot be used with",
+    );
     assert_refused(state.path(), &[p, "--threads", "0"], "--threads");
     assert_refused(state.path(), &[p, "--threads", "4,x"], "--threads");
     assert_refused(
@@ -70,7 +74,12 @@ fn out_must_be_new_or_empty() {
     let f = out.path().join("keep.txt");
     assert_refused(
         state.path(),
-        &[dir.path().to_str().unwrap(), "--quick", "--out", f.to_str().unwrap()],
+        &[
+            dir.path().to_str().unwrap(),
+            "--quick",
+            "--out",
+            f.to_str().unwrap(),
+        ],
         "not an empty directory",
     );
 }

@@ -91,12 +91,19 @@ impl Lab {
 
     /// Everything tune switched or started is back or gone.
     fn assert_restored(&self) {
-        assert_eq!(active(&self.loopdev), "kyber", "loop scheduler not restored");
+        assert_eq!(
+            active(&self.loopdev),
+            "kyber",
+            "loop scheduler not restored"
+        );
         assert!(
             !self.state.path().join("journal.json").exists(),
             "journal left behind"
         );
-        assert!(servers_under(&self.mnt).is_empty(), "a server was left running");
+        assert!(
+            servers_under(&self.mnt).is_empty(),
+            "a server was left running"
+        );
         let left: Vec<_> = std::fs::read_dir(&self.mnt)
             .unwrap()
             .filter_map(|e| e.ok())
@@ -238,9 +245,15 @@ fn quick_tune_on_a_loop_filesystem() {
             before["result"]["runs"].as_array().unwrap().len(),
             pairs.len()
         );
-        assert_eq!(after["result"]["runs"].as_array().unwrap().len(), pairs.len());
+        assert_eq!(
+            after["result"]["runs"].as_array().unwrap().len(),
+            pairs.len()
+        );
         // The measured table, in both renderings.
-        assert!(md.contains("| workload | threads | TPS before (tps) | TPS after (tps)"), "{md}");
+        assert!(
+            md.contains("| workload | threads | TPS before (tps) | TPS after (tps)"),
+            "{md}"
+        );
         assert!(html.contains("<caption>Before / after (measured)</caption>"));
         let first = &pairs[0];
         assert!(html.contains(&format!("<td>{}</td>", first["workload"].as_str().unwrap())));
@@ -293,7 +306,11 @@ fn sigint_during_the_sweep_restores_and_writes_a_partial_report() {
         .collect();
     assert_eq!(
         phases,
-        vec![("probe", "done"), ("check", "done"), ("sweep", "interrupted")]
+        vec![
+            ("probe", "done"),
+            ("check", "done"),
+            ("sweep", "interrupted")
+        ]
     );
     // What was measured before the signal is kept; what was not is absent.
     assert_eq!(lab.json("probe.json")["schema"], "probe/2");

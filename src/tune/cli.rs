@@ -62,7 +62,9 @@ fn parse_budget(s: &str) -> Result<Duration, String> {
         ));
     }
     if d > Duration::from_secs(24 * 3600) {
-        return Err(format!("{s:?} is longer than a day (examples: 1m, 5m, 15m)"));
+        return Err(format!(
+            "{s:?} is longer than a day (examples: 1m, 5m, 15m)"
+        ));
     }
     Ok(d)
 }

@@ -118,10 +118,7 @@ pub fn run(args: cli::TuneArgs, ctx: &Ctx) -> Result<i32> {
             });
             s.report.elapsed_s = started.elapsed().as_secs_f64();
             match out::write_all(&mut s) {
-                Ok(()) => eprintln!(
-                    "innotune: partial report in {}",
-                    s.report.out_dir.display()
-                ),
+                Ok(()) => eprintln!("innotune: partial report in {}", s.report.out_dir.display()),
                 Err(e) => eprintln!(
                     "innotune: could not write the partial report: {}",
                     crate::error::one_line(&e)
@@ -249,7 +246,11 @@ pub fn execute(
         shared,
         clock,
         "sweep",
-        &format!("comparing schedulers under {} in {} s", path.display(), share.as_secs()),
+        &format!(
+            "comparing schedulers under {} in {} s",
+            path.display(),
+            share.as_secs()
+        ),
     );
     match sweep(host, guard, opts, clock, &path, share) {
         Ok(r) => {
@@ -267,7 +268,11 @@ pub fn execute(
             s.report.apply_command = apply_command(&path, &out_dir, opts, true);
             // check again, with the sweep's significant winner.
             let sweep_json = out_dir.join("sweep.json");
-            let w = out::write_one(&s.host, &sweep_json, s.report.sweep_report.as_ref().unwrap());
+            let w = out::write_one(
+                &s.host,
+                &sweep_json,
+                s.report.sweep_report.as_ref().unwrap(),
+            );
             if w.is_ok() {
                 if let Some(c) = s.check.as_mut() {
                     if let Err(e) = recheck(host, c, &sweep_json) {
@@ -318,15 +323,19 @@ pub fn execute(
     }
 
     // The files that persist the advice.
-    let t0 = begin(shared, clock, "report", &format!("writing {}", out_dir.display()));
+    let t0 = begin(
+        shared,
+        clock,
+        "report",
+        &format!("writing {}", out_dir.display()),
+    );
     let mut s = lock(shared);
     if let Some(c) = &s.check {
         match crate::check::report::emit_to(host, &out_dir.join("files"), c) {
             Ok(e) => s.report.emitted = e,
-            Err(e) => crate::output::warn(format!(
-                "emitting files: {}",
-                crate::error::one_line(&e)
-            )),
+            Err(e) => {
+                crate::output::warn(format!("emitting files: {}", crate::error::one_line(&e)))
+            }
         }
     }
     drop(s);
@@ -382,8 +391,7 @@ fn sweep(
 fn recheck(host: &Host, c: &mut CheckReport, sweep_json: &Path) -> Result<()> {
     let notes = crate::check::results::load(host, &[sweep_json.to_path_buf()], &mut c.facts)?;
     c.notes.extend(notes);
-    let (mut advice, rules) =
-        crate::check::rules::run(&c.facts, &[], c.server.note.as_deref());
+    let (mut advice, rules) = crate::check::rules::run(&c.facts, &[], c.server.note.as_deref());
     for a in &mut advice {
         a.finding.change = a
             .settings

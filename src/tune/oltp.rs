@@ -179,7 +179,10 @@ impl Measure {
         Measure {
             tps_per_s: r.tps,
             queries_per_s: r.qps,
-            p95_ns: r.latency_ms.percentile_value.map(crate::oltp::result::ms_to_ns),
+            p95_ns: r
+                .latency_ms
+                .percentile_value
+                .map(crate::oltp::result::ms_to_ns),
         }
     }
 }
@@ -321,7 +324,9 @@ pub fn run(p: Phase<'_>) -> Result<Comparison> {
     let planned = WORKLOADS.len() * p.threads.len();
     let left = p.deadline.saturating_duration_since(Instant::now());
     // Two warm-ups and two runs per pair share what is left.
-    let per_run = left.div_f64((2 * planned + 2) as f64).saturating_sub(RUN_OVERHEAD);
+    let per_run = left
+        .div_f64((2 * planned + 2) as f64)
+        .saturating_sub(RUN_OVERHEAD);
     let window = per_run.clamp(Duration::from_secs(1), Duration::from_secs(60));
     let mut cmp = Comparison {
         profiles: p.profiles.clone(),
@@ -349,8 +354,13 @@ pub fn run(p: Phase<'_>) -> Result<Comparison> {
     // A warm-up on each, so neither side's first run is the cold one.
     (p.progress)("warming up both servers".into());
     for s in [&before, &after] {
-        run_on(s, Workload::OltpReadOnly, 4, window.min(Duration::from_secs(3)))
-            .context("warm-up")?;
+        run_on(
+            s,
+            Workload::OltpReadOnly,
+            4,
+            window.min(Duration::from_secs(3)),
+        )
+        .context("warm-up")?;
     }
     let mut step = 0usize;
     'ladder: for w in WORKLOADS {
@@ -448,12 +458,18 @@ mod tests {
         // 4 GiB live: the 1 GiB pool becomes 2.4 MB, floored at 16 MiB.
         let p = profiles(
             &facts(Some(4 << 30)),
-            &[advice("innodb_io_capacity", "2000"), advice("innodb_buffer_pool_size", "8G")],
+            &[
+                advice("innodb_io_capacity", "2000"),
+                advice("innodb_buffer_pool_size", "8G"),
+            ],
             2,
             20_000,
         );
         let get = |v: &SandboxVars, n: &str| {
-            v.variables.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone())
+            v.variables
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
         };
         assert_eq!(get(&p.before, "innodb_buffer_pool_size").unwrap(), "16M");
         assert_eq!(get(&p.before, "innodb_io_capacity").unwrap(), "200");

@@ -20,7 +20,13 @@ pub fn prepare(host: &Host, out: Option<&Path>) -> Result<PathBuf> {
                 .unwrap_or_else(|_| "host".into());
             let hostname: String = hostname
                 .chars()
-                .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
                 .collect();
             std::env::current_dir()?.join(format!("innotune-{hostname}-{}", stamp()))
         }
@@ -31,7 +37,10 @@ pub fn prepare(host: &Host, out: Option<&Path>) -> Result<PathBuf> {
             .unwrap_or(false);
         if !dir.is_dir() || !empty {
             return Err(Fix::new(
-                format!("--out {} exists and is not an empty directory", dir.display()),
+                format!(
+                    "--out {} exists and is not an empty directory",
+                    dir.display()
+                ),
                 "give a new or empty directory (a report never overwrites another)",
             )
             .into());
@@ -111,7 +120,7 @@ pub fn write_all(s: &mut Shared) -> Result<()> {
     let mut md = Vec::new();
     Sink::stdout(Format::Markdown).render(&host, &s.report, &mut md)?;
     crate::export::write_atomic(&dir.join("summary.md"), &md)?;
-    let html = crate::export::html::render_page(&doc.title, &[doc.clone()]);
+    let html = crate::export::html::render_page(&doc.title, std::slice::from_ref(&doc));
     crate::export::write_atomic(&dir.join("report.html"), html.as_bytes())?;
     Ok(())
 }

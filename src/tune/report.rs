@@ -100,7 +100,13 @@ pub struct TuneReport {
 }
 
 impl TuneReport {
-    pub fn new(path: PathBuf, path_source: &str, out_dir: PathBuf, budget_s: f64, quick: bool) -> Self {
+    pub fn new(
+        path: PathBuf,
+        path_source: &str,
+        out_dir: PathBuf,
+        budget_s: f64,
+        quick: bool,
+    ) -> Self {
         TuneReport {
             path,
             path_source: path_source.into(),
@@ -127,10 +133,12 @@ impl TuneReport {
     /// Fill the summary fields from check's report.
     pub fn set_check(&mut self, c: &CheckReport) {
         let f = &c.facts;
-        self.mount = f
-            .mount
-            .as_ref()
-            .map(|m| format!("{} ({}, {}, from {})", m.mount_point, m.fs_type, m.atime, m.source));
+        self.mount = f.mount.as_ref().map(|m| {
+            format!(
+                "{} ({}, {}, from {})",
+                m.mount_point, m.fs_type, m.atime, m.source
+            )
+        });
         self.stack = f
             .devices
             .iter()
@@ -170,22 +178,34 @@ fn changed(c: &CheckReport) -> Vec<Changed> {
                         .unwrap_or_else(|| a.finding.observed.clone()),
                     value.clone(),
                 ),
-                Setting::Queue { device, attr, value } => (
+                Setting::Queue {
+                    device,
+                    attr,
+                    value,
+                } => (
                     "queue",
                     format!("{device} {attr}"),
                     a.finding.observed.clone(),
                     value.clone(),
                 ),
-                Setting::Sysctl { name, value } => {
-                    ("sysctl", name.clone(), a.finding.observed.clone(), value.clone())
-                }
+                Setting::Sysctl { name, value } => (
+                    "sysctl",
+                    name.clone(),
+                    a.finding.observed.clone(),
+                    value.clone(),
+                ),
                 Setting::Thp { value } => (
                     "thp",
                     "transparent_hugepage/enabled".into(),
                     a.finding.observed.clone(),
                     value.clone(),
                 ),
-                Setting::NetQueue { nic, queue, attr, value } => (
+                Setting::NetQueue {
+                    nic,
+                    queue,
+                    attr,
+                    value,
+                } => (
                     "net_queue",
                     format!("{nic} {queue} {attr}"),
                     a.finding.observed.clone(),
@@ -299,7 +319,11 @@ fn vars_table(b: &SandboxVars, a: &SandboxVars) -> Table {
     for n in names {
         let (bv, av) = (get(b, n), get(a, n));
         let tone = if bv != av { Tone::Strong } else { Tone::Plain };
-        t.row(vec![Cell::text(n.as_str()), Cell::text(bv), Cell::text(av).tone(tone)]);
+        t.row(vec![
+            Cell::text(n.as_str()),
+            Cell::text(bv),
+            Cell::text(av).tone(tone),
+        ]);
     }
     t
 }
@@ -317,14 +341,21 @@ impl crate::export::Report for TuneReport {
         }
         d.heading("Host and stack");
         let mut kv = KeyValues::new();
-        kv.add("path", format!("{} ({})", self.path.display(), self.path_source));
+        kv.add(
+            "path",
+            format!("{} ({})", self.path.display(), self.path_source),
+        );
         if let Some(m) = &self.mount {
             kv.add("mount", m.as_str());
         }
         kv.add("server", self.server.as_str());
         kv.add(
             "time",
-            format!("{} of a {} budget", secs(self.elapsed_s), secs(self.budget_s)),
+            format!(
+                "{} of a {} budget",
+                secs(self.elapsed_s),
+                secs(self.budget_s)
+            ),
         );
         d.key_values(kv);
         if !self.stack.is_empty() {
