@@ -61,6 +61,7 @@ pub fn run(args: cli::TuneArgs, ctx: &Ctx) -> Result<i32> {
         .into());
     }
     let clock = Clock::new(opts.budget);
+    let probe_t0 = Instant::now();
     // Bad input fails here, before anything is created or changed.
     let probe = crate::probe::execute(
         host,
@@ -127,7 +128,7 @@ pub fn run(args: cli::TuneArgs, ctx: &Ctx) -> Result<i32> {
             s.done = true;
         })));
     }
-    let result = execute(host, &guard, &opts, &clock, &shared, probe);
+    let result = execute(host, &guard, &opts, &clock, &shared, (probe, probe_t0));
     let restored = guard.restore_all();
     if restored
         .iter()
@@ -183,7 +184,8 @@ fn end(shared: &Mutex<Shared>, name: &str, t0: Instant, status: Status, note: Op
 }
 
 /// Run every phase; results go into `shared` as each phase ends, so an
-/// interrupt keeps them. A phase that fails is recorded and the next one
+/// interrupt keeps them (`probe` ran before the journal began, at the
+/// given instant). A phase that fails is recorded and the next one
 /// runs; only the report directory failing ends the run.
 pub fn execute(
     host: &Host,
@@ -191,11 +193,11 @@ pub fn execute(
     opts: &TuneOptions,
     clock: &Clock,
     shared: &Arc<Mutex<Shared>>,
-    probe: ProbeReport,
+    (probe, t0): (ProbeReport, Instant),
 ) -> Result<()> {
     let path = PathBuf::from(&probe.path);
     let out_dir = lock(shared).report.out_dir.clone();
-    let t0 = begin(shared, clock, "probe", &format!("{}", path.display()));
+    say(clock, "probe", &format!("{}", path.display()));
     lock(shared).probe = Some(probe);
     end(shared, "probe", t0, Status::Done, None);
 
