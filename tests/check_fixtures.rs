@@ -113,7 +113,7 @@ fn planted_problems_are_found_with_their_values() {
         f["settings"][0],
         serde_json::json!({"kind": "queue", "device": "nvme1n1", "attr": "scheduler", "value": "none"})
     );
-    assert_eq!(f["change"]["kind"], "apply_sysfs");
+    assert_eq!(f["change"]["kind"], "sysfs");
     // Worst first.
     let sev: Vec<&str> = r["findings"]
         .as_array()
