@@ -888,7 +888,8 @@ impl Lab {
                     j["entries"]
                         .as_array()?
                         .iter()
-                        .find(|e| e["kind"] == "server" && e["pid"].is_u64())
+                        .map(|e| &e["change"])
+                        .find(|c| c["kind"] == "server" && c["pid"].is_u64())
                         .cloned()
                 });
             if let Some(e) = entry {
