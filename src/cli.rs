@@ -65,6 +65,8 @@ pub enum Command {
     Check(crate::check::cli::CheckArgs),
     /// Apply check's advice now and persistently, journaled (shows the plan without --yes).
     Apply(crate::apply::cli::ApplyArgs),
+    /// Merge oltp results of several clients that ran together (latency from merged histograms).
+    Merge(crate::merge::cli::MergeArgs),
     /// Put back every host setting recorded in an unfinished journal, and what apply made.
     Restore(crate::journal::cli::RestoreArgs),
 }

@@ -29,6 +29,7 @@ pub mod export;
 pub mod finding;
 pub mod host;
 pub mod journal;
+pub mod merge;
 pub mod model;
 pub mod oltp;
 pub mod output;
@@ -70,6 +71,13 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
             output: cli.output,
         },
     };
+    if cli.format == export::Format::Prometheus && !matches!(cli.command, Command::Check(_)) {
+        return Err(error::Fix::new(
+            "--format prometheus is only for `innotune check`",
+            "use --format json (or text, markdown) with this command",
+        )
+        .into());
+    }
     if !matches!(cli.command, Command::Restore(_)) {
         journal::warn_if_pending();
     }
@@ -83,6 +91,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Check(a) => check::run(a, &ctx),
         Command::Apply(a) => apply::run(a, &ctx),
         Command::Tune(a) => tune::run(a, &ctx),
+        Command::Merge(a) => merge::run(a, &ctx),
         Command::Restore(a) => apply::applied::run_restore(a, &ctx),
     }
 }

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod dynamic;
 pub mod facts;
 pub mod iobench;
+pub mod metrics;
 pub mod report;
 pub mod results;
 pub mod rules;

@@ -79,6 +79,10 @@ fn layer_title(l: Layer) -> &'static str {
 impl crate::export::Report for CheckReport {
     const COMMAND: &'static str = "check";
 
+    fn metrics(&self, host: &Host) -> Option<Vec<crate::export::prometheus::Metric>> {
+        Some(super::metrics::metrics(self, host))
+    }
+
     fn document(&self) -> Document {
         let mut d = Document::new(format!("innotune check {}", self.path));
         let mut kv = KeyValues::new();

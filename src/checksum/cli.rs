@@ -47,4 +47,10 @@ pub struct ChecksumArgs {
     /// Checking threads (default: number of CPUs).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+
+    /// Keep this result in the state directory (/var/lib/innotune/checksum/, or
+    /// $INNOTUNE_STATE_DIR), so `check --format prometheus` exports the last
+    /// result and its age per PATH (for a timer that checks a datadir nightly).
+    #[arg(long)]
+    pub record: bool,
 }

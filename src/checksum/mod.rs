@@ -11,6 +11,7 @@ pub mod algo;
 pub mod cli;
 pub mod page;
 pub mod reader;
+pub mod record;
 pub mod render;
 pub mod report;
 pub mod scan;
@@ -28,6 +29,9 @@ use std::time::Instant;
 
 pub fn run(args: cli::ChecksumArgs, ctx: &Ctx) -> Result<i32> {
     let report = check(&args, &ctx.host)?;
+    if args.record {
+        record::save(&args.paths, &report)?;
+    }
     ctx.emit(&report)
 }
 

@@ -16,6 +16,7 @@ pub mod doc;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod prometheus;
 pub mod text;
 
 pub use doc::Document;
@@ -40,6 +41,12 @@ pub trait Report: Serialize {
     fn exit_code(&self) -> i32 {
         crate::error::exit::OK
     }
+
+    /// The report as Prometheus metrics (`--format prometheus`), for the
+    /// reports that have a state worth alerting on; `None` for the others.
+    fn metrics(&self, _host: &Host) -> Option<Vec<prometheus::Metric>> {
+        None
+    }
 }
 
 /// Output formats (`--format`).
@@ -53,6 +60,10 @@ pub enum Format {
     /// GitHub-flavoured markdown: tables for tickets and pull requests.
     #[value(alias = "md")]
     Markdown,
+    /// Prometheus text format for node_exporter's textfile collector
+    /// (`check` only; metrics in docs/metrics.md).
+    #[value(alias = "prom")]
+    Prometheus,
 }
 
 /// One format's renderer of a [`Document`].
@@ -114,6 +125,16 @@ impl Sink {
             Format::Json => json::write(host, report, out)?,
             Format::Text => text::Text::new(self.style()).export(&report.document(), out)?,
             Format::Markdown => markdown::Markdown.export(&report.document(), out)?,
+            Format::Prometheus => match report.metrics(host) {
+                Some(m) => out.write_all(prometheus::render(&m).as_bytes())?,
+                None => {
+                    return Err(Fix::new(
+                        format!("`{}` has no Prometheus metrics", R::COMMAND),
+                        "use --format prometheus with `innotune check`, or --format json here",
+                    )
+                    .into())
+                }
+            },
         }
         Ok(())
     }

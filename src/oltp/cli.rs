@@ -24,6 +24,17 @@ pub enum PsMode {
     Disable,
 }
 
+fn parse_start_at(s: &str) -> Result<std::time::SystemTime, String> {
+    if let Ok(secs) = s.parse::<f64>() {
+        if secs.is_finite() && secs > 0.0 {
+            return Ok(std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(secs));
+        }
+    }
+    humantime::parse_rfc3339_weak(s).map_err(|_| {
+        format!("{s:?} is not a time: give RFC 3339 (2026-11-25T18:00:00Z) or Unix seconds")
+    })
+}
+
 fn parse_bool(s: &str) -> Result<bool, String> {
     match s.to_ascii_lowercase().as_str() {
         "on" | "true" | "yes" | "1" => Ok(true),
@@ -76,6 +87,16 @@ pub struct OltpArgs {
     /// Latency percentile to report (0 = off).
     #[arg(long, default_value_t = 95)]
     pub percentile: u8,
+    /// Keep each run's full latency histogram in the JSON result, so runs of
+    /// several clients can be merged exactly with `innotune merge`.
+    #[arg(long)]
+    pub json_histogram: bool,
+    /// Start the measured run at this wall-clock time (RFC 3339 such as
+    /// 2026-11-25T18:00:00Z, or Unix seconds): clients on several hosts
+    /// started with the same time run together. Connections and checks are
+    /// made first; a time already past is refused.
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    pub start_at: Option<std::time::SystemTime>,
 
     /// Range size of range SELECT queries.
     #[arg(long, alias = "range_size", default_value_t = 100)]

@@ -11,9 +11,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-const SLOTS: usize = 1024;
-const LO_MS: f64 = 0.001;
-const HI_MS: f64 = 100_000.0;
+pub const SLOTS: usize = 1024;
+pub const LO_MS: f64 = 0.001;
+pub const HI_MS: f64 = 100_000.0;
 
 fn mult() -> f64 {
     (SLOTS as f64 - 1.0) / (HI_MS.ln() - LO_MS.ln())

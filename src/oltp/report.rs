@@ -148,6 +148,9 @@ pub fn execute(host: &Host, args: &cli::OltpArgs, stream: &Stream) -> Result<Olt
             let most = threads.iter().copied().max().unwrap_or(1);
             super::limits::check_server(&mut ctl, &spec, &opts, most)?;
             drop(ctl);
+            if let Some(at) = args.start_at {
+                wait_until(at)?;
+            }
             // sysbench's header and interval lines belong to one run;
             // a thread list reports one table at the end instead.
             let single = threads.len() == 1;
@@ -168,11 +171,36 @@ pub fn execute(host: &Host, args: &cli::OltpArgs, stream: &Stream) -> Result<Olt
                         eprintln!("innotune: {} with {t} threads…", opts.workload.name());
                     }
                 }
-                let r = runner::run(&spec, &opts.clone().effective(), &mut on_iv)?;
+                let mut r = runner::run(&spec, &opts.clone().effective(), &mut on_iv)?;
+                if args.json_histogram {
+                    r.histogram = Some(super::result::HistogramJson::from_counts(&r.hist_counts));
+                }
                 report.runs.push(r);
             }
             report.options.threads = threads[0];
         }
     }
     Ok(report)
+}
+
+/// `--start-at`: wait for the agreed wall-clock time. The longest wait is a
+/// day, so a mistyped date fails at once instead of hanging a fleet.
+fn wait_until(at: std::time::SystemTime) -> Result<()> {
+    let now = std::time::SystemTime::now();
+    let shown = humantime::format_rfc3339_seconds(at);
+    let wait = at.duration_since(now).map_err(|_| {
+        Fix::new(
+            format!("--start-at {shown} has passed"),
+            "give a time a little in the future, the same on every client",
+        )
+    })?;
+    if wait > Duration::from_secs(86_400) {
+        return Err(Fix::new(
+            format!("--start-at {shown} is more than a day away"),
+            "give a time within the next day",
+        )
+        .into());
+    }
+    std::thread::sleep(wait);
+    Ok(())
 }

@@ -154,6 +154,58 @@ pub struct OltpResult {
     #[serde(serialize_with = "ser_server")]
     pub server: Option<status::Derived>,
     pub status_samples: Vec<status::Sample>,
+    /// The whole-run latency histogram's slot counts (sysbench's 1024
+    /// slots, see [`super::hist`]); in JSON only with `--json-histogram`.
+    #[serde(skip)]
+    pub hist_counts: Vec<u64>,
+    /// `--json-histogram`: the histogram, so results of several clients can
+    /// be merged exactly (`innotune merge`), never by averaging percentiles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<HistogramJson>,
+}
+
+/// A latency histogram in JSON: the slot layout and the non-empty slots as
+/// `[slot, count]` pairs (most of the 1024 slots are empty).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct HistogramJson {
+    /// `sysbench-log-1024`: slot i's value is exp(i / m + ln lo) ms with
+    /// m = 1023 / (ln hi - ln lo).
+    pub layout: String,
+    pub lo_ms: f64,
+    pub hi_ms: f64,
+    pub slots: usize,
+    pub counts: Vec<(usize, u64)>,
+}
+
+impl HistogramJson {
+    pub const LAYOUT: &'static str = "sysbench-log-1024";
+
+    pub fn from_counts(counts: &[u64]) -> HistogramJson {
+        HistogramJson {
+            layout: Self::LAYOUT.into(),
+            lo_ms: super::hist::LO_MS,
+            hi_ms: super::hist::HI_MS,
+            slots: counts.len(),
+            counts: counts
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c > 0)
+                .map(|(i, c)| (i, *c))
+                .collect(),
+        }
+    }
+
+    /// Back to dense slot counts; None when the layout is not ours.
+    pub fn dense(&self) -> Option<Vec<u64>> {
+        if self.layout != Self::LAYOUT || self.slots != super::hist::SLOTS {
+            return None;
+        }
+        let mut v = vec![0u64; self.slots];
+        for &(i, c) in &self.counts {
+            *v.get_mut(i)? += c;
+        }
+        Some(v)
+    }
 }
 
 /// One table created by prepare.

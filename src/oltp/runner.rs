@@ -381,5 +381,7 @@ pub fn run(
         intervals,
         server: status::derive(&samples),
         status_samples: samples,
+        hist_counts: counts,
+        histogram: None,
     })
 }

@@ -332,6 +332,8 @@ pub(crate) mod tests {
             intervals: vec![],
             server: None,
             status_samples: vec![],
+            hist_counts: Vec::new(),
+            histogram: None,
         }
     }
 

@@ -1,0 +1,132 @@
+//! `checksum --record`: the last result per checked path, kept in the state
+//! directory so `check --format prometheus` can export it (a corruption
+//! alert, and an alert when the nightly check stopped running).
+//!
+//! One small JSON file per path, named by a hash of the canonical path, in
+//! `<state dir>/checksum/` (0700, like the journal's directory). Files are
+//! written atomically (0600 temporary file, not following symlinks, renamed
+//! over the old one), and read back only when they are regular files owned
+//! by the running user, so a planted file cannot feed the exporter.
+
+use super::report::ChecksumReport;
+use crate::error::Fix;
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What is kept of one run, per path given on the command line.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Record {
+    /// The path as checked (canonical).
+    pub path: String,
+    /// When the run finished, Unix seconds.
+    pub finished_unix: u64,
+    pub files: u64,
+    pub files_with_errors: u64,
+    pub pages_checked: u64,
+    pub bad_pages: u64,
+    /// The run's exit code (0 ok, 1 bad pages over the allowance, 2 a file
+    /// could not be checked).
+    pub exit_code: i32,
+}
+
+pub fn dir() -> PathBuf {
+    crate::journal::state_dir().join("checksum")
+}
+
+fn file_for(path: &str) -> PathBuf {
+    let h = Sha256::digest(path.as_bytes());
+    let hex: String = h[..8].iter().map(|b| format!("{b:02x}")).collect();
+    dir().join(format!("{hex}.json"))
+}
+
+/// Keep `report` as the last result of each of `paths`.
+pub fn save(paths: &[PathBuf], report: &ChecksumReport) -> Result<()> {
+    use crate::export::Report as _;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let d = dir();
+    let fail = |e: std::io::Error| -> anyhow::Error {
+        Fix::new(
+            format!("cannot record the checksum result in {}: {e}", d.display()),
+            "run as root, or set INNOTUNE_STATE_DIR to a writable directory, or leave out --record",
+        )
+        .into()
+    };
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&d)
+        .map_err(fail)?;
+    let finished_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.as_secs());
+    for p in paths {
+        let canonical = fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        let path = canonical.to_string_lossy().into_owned();
+        let rec = Record {
+            path: path.clone(),
+            finished_unix,
+            files: report.totals.files,
+            files_with_errors: report.totals.files_with_errors,
+            pages_checked: report.totals.pages_checked,
+            bad_pages: report.totals.bad,
+            exit_code: report.exit_code(),
+        };
+        let target = file_for(&path);
+        let tmp = target.with_extension(format!("json.{}.tmp", std::process::id()));
+        let _ = fs::remove_file(&tmp);
+        let res = (|| -> std::io::Result<()> {
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&tmp)?;
+            f.write_all(serde_json::to_string_pretty(&rec)?.as_bytes())?;
+            f.sync_all()?;
+            fs::rename(&tmp, &target)
+        })();
+        if let Err(e) = res {
+            let _ = fs::remove_file(&tmp);
+            return Err(fail(e));
+        }
+    }
+    Ok(())
+}
+
+/// Every kept record, by path; unreadable, foreign or malformed files are
+/// skipped (the exporter must not fail because of one).
+pub fn load_all() -> Vec<Record> {
+    load_from(&dir())
+}
+
+fn load_from(d: &Path) -> Vec<Record> {
+    use std::os::unix::fs::MetadataExt;
+    let me = unsafe { libc::geteuid() };
+    let mut out = Vec::new();
+    let Ok(rd) = fs::read_dir(d) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.extension().and_then(|x| x.to_str()) != Some("json") {
+            continue;
+        }
+        let Ok(md) = fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if !md.file_type().is_file() || md.uid() != me {
+            continue;
+        }
+        if let Ok(bytes) = fs::read(&p) {
+            if let Ok(r) = serde_json::from_slice::<Record>(&bytes) {
+                out.push(r);
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
