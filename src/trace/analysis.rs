@@ -29,8 +29,7 @@
 use super::event::{Action, Dev, Event, Op};
 use super::latency::{Bucket, Samples, Summary};
 use serde::Serialize;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// How far back in time a late event may arrive and still be put in order.
 pub const REORDER_WINDOW_NS: u64 = 200_000_000;
@@ -172,34 +171,17 @@ struct DevState {
     unmatched: Unmatched,
 }
 
-/// An event in the reordering heap: by time, then by arrival.
-#[derive(Debug, Clone, Copy)]
-struct Pending(u64, u64, Event);
-
-impl PartialEq for Pending {
-    fn eq(&self, o: &Self) -> bool {
-        (self.0, self.1) == (o.0, o.1)
-    }
-}
-impl Eq for Pending {}
-impl PartialOrd for Pending {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Pending {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.0, self.1).cmp(&(o.0, o.1))
-    }
-}
-
 /// Feed events in; [`Analyzer::finish`] gives the per-device figures.
 #[derive(Debug)]
 pub struct Analyzer {
-    heap: BinaryHeap<Reverse<Pending>>,
+    /// Events not yet handled, in time order (arrival order among equal
+    /// times). Why a deque rather than a heap: events arrive almost in
+    /// order, so inserting from the back costs nothing in the common case.
+    pending: VecDeque<Event>,
     seq: u64,
     newest: u64,
-    devs: HashMap<Dev, DevState>,
+    /// Few devices per trace: a list beats hashing every event's key.
+    devs: Vec<(Dev, DevState)>,
     events: u64,
     first_ns: u64,
     last_ns: u64,
@@ -209,10 +191,10 @@ pub struct Analyzer {
 impl Default for Analyzer {
     fn default() -> Self {
         Analyzer {
-            heap: BinaryHeap::new(),
+            pending: VecDeque::new(),
             seq: 0,
             newest: 0,
-            devs: HashMap::new(),
+            devs: Vec::new(),
             events: 0,
             first_ns: NONE,
             last_ns: 0,
@@ -259,17 +241,16 @@ impl Analyzer {
         self.first_ns = self.first_ns.min(e.time_ns);
         self.last_ns = self.last_ns.max(e.time_ns);
         self.newest = self.newest.max(e.time_ns);
-        self.seq += 1;
-        self.heap.push(Reverse(Pending(e.time_ns, self.seq, e)));
+        let mut at = self.pending.len();
+        while at > 0 && self.pending[at - 1].time_ns > e.time_ns {
+            at -= 1;
+        }
+        self.pending.insert(at, e);
         let horizon = self.newest.saturating_sub(REORDER_WINDOW_NS);
-        while let Some(Reverse(p)) = self.heap.peek() {
-            if p.0 > horizon {
-                break;
+        while self.pending.front().is_some_and(|f| f.time_ns <= horizon) {
+            if let Some(e) = self.pending.pop_front() {
+                self.handle(e);
             }
-            let Some(Reverse(Pending(_, _, e))) = self.heap.pop() else {
-                break;
-            };
-            self.handle(e);
         }
     }
 
@@ -278,7 +259,7 @@ impl Analyzer {
     }
 
     pub fn finish(mut self) -> Analysis {
-        while let Some(Reverse(Pending(_, _, e))) = self.heap.pop() {
+        while let Some(e) = self.pending.pop_front() {
             self.handle(e);
         }
         let mut devices: Vec<DeviceResult> = self
@@ -311,7 +292,14 @@ impl Analyzer {
     }
 
     fn handle(&mut self, e: Event) {
-        let st = self.devs.entry(e.dev).or_default();
+        let i = match self.devs.iter().position(|(d, _)| *d == e.dev) {
+            Some(i) => i,
+            None => {
+                self.devs.push((e.dev, DevState::default()));
+                self.devs.len() - 1
+            }
+        };
+        let st = &mut self.devs[i].1;
         if e.nr_sectors == 0 {
             flush_event(st, &e);
             return;

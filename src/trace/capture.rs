@@ -159,6 +159,10 @@ fn read_pipe(
     let mut feeder = Feeder::default();
     let mut buf = vec![0u8; 1 << 20];
     let mut interrupted = false;
+    progress(Progress {
+        elapsed: Duration::ZERO,
+        events: 0,
+    });
     loop {
         if stop.load(Ordering::SeqCst) || trace_instance::release_requested() {
             interrupted = true;

@@ -76,10 +76,12 @@ impl Samples {
         if self.count == 0 {
             return None;
         }
-        // Exact at the ends: the histogram's quantile of 0 or 1 is rounded.
+        // The bucket's lowest value (a sample of exactly 16 µs reads 16 µs,
+        // not the bucket's top 16.015 µs), kept within the exact ends.
         let q = |p: f64| {
+            let v = self.hist.value_at_quantile(p);
             self.hist
-                .value_at_quantile(p)
+                .lowest_equivalent(v)
                 .clamp(self.min_ns, self.max_ns)
         };
         Some(Summary {

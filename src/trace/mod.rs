@@ -16,6 +16,7 @@ pub mod feed;
 pub mod iostat;
 pub mod latency;
 pub mod report;
+pub mod split;
 
 pub use report::TraceReport;
 
@@ -233,9 +234,6 @@ fn build(a: Analysis, lines: Lines, source: Source, iostat: Vec<iostat::Iostat>)
             "{} lines were of neither format and were skipped",
             lines.unparsed
         ));
-    }
-    if lines.events > lines.blkparse {
-        notes.push("tracefs prints microseconds: intervals of a few µs are rounded to 1 µs".into());
     }
     TraceReport {
         source,

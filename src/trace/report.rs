@@ -208,6 +208,9 @@ impl crate::export::Report for TraceReport {
                 self.events, self.lines.total, self.span_s
             ),
         );
+        if self.lines.events > self.lines.blkparse {
+            kv.add("Resolution", "1 µs (tracefs prints microseconds)");
+        }
         if self.lines.lost_events > 0 {
             kv.add(
                 "Lost",
