@@ -486,6 +486,18 @@ fn instance_of(pid: u32) -> PathBuf {
     PathBuf::from(format!("/sys/kernel/tracing/instances/innotune-{pid}"))
 }
 
+/// innotune's tracefs instances now (none when tracefs is not mounted).
+fn instances_left() -> Vec<String> {
+    std::fs::read_dir("/sys/kernel/tracing/instances")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("innotune-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Wait (bounded) for a condition on the host.
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     let t0 = Instant::now();
@@ -555,14 +567,7 @@ fn live_capture_on_a_loop_device_under_fio() {
         "trace {traced}/s vs diskstats {counted}/s"
     );
     // Nothing left behind: no instance of ours, no journal.
-    let left: Vec<_> = std::fs::read_dir("/sys/kernel/tracing/instances")
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("innotune-"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let left = instances_left();
     assert!(left.is_empty(), "instances left: {left:?}");
     assert!(!l.state.path().join("journal.json").exists());
 }
@@ -631,4 +636,90 @@ fn live_sigkill_leaves_the_instance_to_restore() {
     );
     assert!(!inst.exists(), "restore removed the instance");
     assert!(!l.state.path().join("journal.json").exists());
+}
+
+/// The loop device with ext4 on it, mounted in a temporary directory;
+/// unmounted before the device is detached.
+struct Mounted {
+    mnt: tempfile::TempDir,
+    l: Loop,
+}
+
+impl Mounted {
+    fn new() -> Mounted {
+        let l = Loop::new();
+        host_support::sh("mkfs.ext4", &["-q", &format!("/dev/{}", l.name)]);
+        let mnt = tempfile::tempdir().unwrap();
+        host_support::sh(
+            "mount",
+            &[&format!("/dev/{}", l.name), mnt.path().to_str().unwrap()],
+        );
+        Mounted { mnt, l }
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        host_support::umount_retry(self.mnt.path());
+    }
+}
+
+#[test]
+fn live_sweep_trace_records_where_each_trial_spent_its_time() {
+    if !host_support::live() {
+        return;
+    }
+    let m = Mounted::new();
+    let out =
+        m.l.innotune()
+            .args(["sweep"])
+            .arg(m.mnt.path())
+            .args([
+                "--device",
+                &m.l.name,
+                "--schedulers",
+                "none,mq-deadline",
+                "--rounds",
+                "4",
+                "--trial",
+                "1s",
+                "--warmup",
+                "0s",
+                "--workload",
+                "page-read",
+                "--size",
+                "64m",
+                "--trace",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let trials = v["result"]["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 8);
+    for t in trials {
+        let read = t["trace"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no trace in {t}"))
+            .iter()
+            .find(|s| s["device"] == m.l.name.as_str() && s["direction"] == "read")
+            .unwrap_or_else(|| panic!("no read split in {t}"));
+        assert!(read["bios"].as_u64().unwrap() > 0);
+        assert!(read["d2c_avg_ns"].as_u64() <= read["q2c_avg_ns"].as_u64());
+        let inserted = read.get("i2d_avg_ns").is_some();
+        assert_eq!(
+            inserted,
+            t["candidate"].as_str().unwrap().contains("mq-deadline"),
+            "{t}"
+        );
+    }
+    assert!(
+        std::fs::read_to_string(m.l.sched_path())
+            .unwrap()
+            .contains("[mq-deadline]"),
+        "the sweep put the scheduler back"
+    );
+    assert!(instances_left().is_empty());
 }
