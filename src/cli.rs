@@ -63,6 +63,8 @@ pub enum Command {
     Checksum(crate::checksum::cli::ChecksumArgs),
     /// Advice for the OS, the storage and InnoDB, with exact values and evidence.
     Check(crate::check::cli::CheckArgs),
+    /// Where block I/O time goes: btt's Q2G/G2I/I2D/D2C/Q2C per device from tracepoints, and iostat -x.
+    Trace(crate::trace::cli::TraceArgs),
     /// Apply check's advice now and persistently, journaled (shows the plan without --yes).
     Apply(crate::apply::cli::ApplyArgs),
     /// Merge oltp results of several clients that ran together (latency from merged histograms).

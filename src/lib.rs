@@ -38,6 +38,7 @@ pub mod safety;
 pub mod sandbox;
 pub mod stats;
 pub mod sweep;
+pub mod trace;
 pub mod tune;
 pub mod units;
 
@@ -92,6 +93,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Apply(a) => apply::run(a, &ctx),
         Command::Tune(a) => tune::run(a, &ctx),
         Command::Merge(a) => merge::run(a, &ctx),
+        Command::Trace(a) => trace::run(a, &ctx),
         Command::Restore(a) => apply::applied::run_restore(a, &ctx),
     }
 }

@@ -31,6 +31,7 @@ pub mod server;
 pub mod server_variable;
 pub mod sysctl;
 pub mod sysfs;
+pub mod trace_instance;
 
 pub use created_dir::CreatedDir;
 pub use created_file::CreatedFile;
@@ -39,6 +40,7 @@ pub use server::ServerStarted;
 pub use server_variable::ServerVariable;
 pub use sysctl::Sysctl;
 pub use sysfs::SysfsAttr;
+pub use trace_instance::TraceInstance;
 
 use crate::host::Host;
 use serde::{Deserialize, Serialize};

@@ -31,6 +31,10 @@ pub struct Counters {
     pub io_ticks: u64,
     /// Weighted ms: each I/O's time in flight, summed (32-bit in the kernel).
     pub time_in_queue: u64,
+    /// Flush requests completed (field 16, kernel 5.5+; 0 before).
+    pub flushes: u64,
+    /// ms spent on flushes (field 17, 32-bit in the kernel).
+    pub flush_ticks: u64,
 }
 
 /// A 32-bit kernel time counter's increase from `a` to `b`, across one wrap.
@@ -61,6 +65,8 @@ impl Counters {
             in_flight: later.in_flight,
             io_ticks: t(self.io_ticks, later.io_ticks),
             time_in_queue: t(self.time_in_queue, later.time_in_queue),
+            flushes: c(self.flushes, later.flushes),
+            flush_ticks: t(self.flush_ticks, later.flush_ticks),
         }
     }
 }
@@ -87,6 +93,8 @@ pub fn parse(text: &str) -> BTreeMap<String, Counters> {
                 in_flight: d.in_progress,
                 io_ticks: d.time_in_progress,
                 time_in_queue: d.weighted_time_in_progress,
+                flushes: d.flushes.unwrap_or(0),
+                flush_ticks: d.time_flushing.unwrap_or(0),
             },
         );
     }
@@ -117,6 +125,8 @@ mod tests {
         assert_eq!((v.rd_ios, v.rd_sectors, v.rd_ticks), (1000, 8000, 500));
         assert_eq!((v.wr_ios, v.wr_ticks, v.io_ticks), (2000, 3000, 400));
         assert_eq!(v.time_in_queue, 3500);
+        let f = parse(" 254 0 vda 1 0 8 1 2 0 16 3 0 4 5 0 0 0 0 7 9")["vda"];
+        assert_eq!((f.flushes, f.flush_ticks), (7, 9));
         assert_eq!(
             m["loop1"].time_in_queue, 11,
             "kernels before 4.18: 11 fields"

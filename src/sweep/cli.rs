@@ -99,6 +99,12 @@ pub struct SweepArgs {
     #[arg(long)]
     pub choose: bool,
 
+    /// Trace every measured window (`innotune trace`'s capture): each
+    /// trial records where its reads spent their time, in the scheduler
+    /// (I2D) or the device (D2C).
+    #[arg(long)]
+    pub trace: bool,
+
     /// Size of each file workload's file set (fio-style: 512m, 2g), split
     /// over its jobs. Default: the workloads' own (1 GiB per job), scaled
     /// down to fit PATH's free space.
@@ -162,6 +168,7 @@ impl SweepArgs {
             min_effect: self.min_effect,
             seed: self.seed,
             choose: self.choose,
+            trace: self.trace,
             size: self.size,
             oltp: OltpSettings {
                 threads: self.oltp.oltp_threads,

@@ -193,6 +193,14 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
         .collect::<Result<_>>()?;
 
     let dev_names: Vec<String> = devices.iter().map(|d| d.name.clone()).collect();
+    let trace_targets = if opts.trace {
+        dev_names
+            .iter()
+            .map(|n| crate::trace::capture::target(host, n))
+            .collect::<Result<Vec<_>>>()?
+    } else {
+        Vec::new()
+    };
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let mut trials = Vec::with_capacity(plan.trials);
     for round in 0..plan.rounds {
@@ -219,9 +227,18 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
                         .with_context(|| format!("warm-up of {}", under()))?;
                 }
                 let before = diskstats::snapshot(host)?;
-                let m = w.measure(plan.trial).with_context(under)?;
+                let (m, split) = if opts.trace {
+                    let (m, t) =
+                        crate::trace::split::while_running(host, guard, &trace_targets, || {
+                            w.measure(plan.trial)
+                        })?;
+                    (m, crate::trace::split::splits(&t))
+                } else {
+                    (w.measure(plan.trial), Vec::new())
+                };
+                let m = m.with_context(under)?;
                 let after = diskstats::snapshot(host)?;
-                trials.push(trials::Trial::new(
+                let mut trial = trials::Trial::new(
                     round,
                     trials.len(),
                     &c.label,
@@ -229,7 +246,9 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
                     w.unit(),
                     m,
                     &diskstats::delta(&before, &after, &dev_names),
-                ));
+                );
+                trial.trace = split;
+                trials.push(trial);
             }
         }
     }

@@ -39,6 +39,8 @@ pub struct SweepOptions {
     /// a candidate that was significantly better than every other one
     /// (instead of keeping the unmeasured current setting).
     pub choose: bool,
+    /// Trace each measured window and record the split (`--trace`).
+    pub trace: bool,
     /// Size of each file workload's file set (fio's `size`, split over its
     /// jobs in proportion to their own sizes); None: the workloads' own,
     /// scaled down to fit the filesystem when they do not.
@@ -66,6 +68,7 @@ impl SweepOptions {
             min_effect: 0.03,
             seed: None,
             choose: false,
+            trace: false,
             size: None,
             oltp: Default::default(),
             progress: Progress::StatusLine,

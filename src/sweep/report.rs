@@ -150,6 +150,9 @@ fn document(r: &SweepReport) -> Document {
             d.series(s);
         }
     }
+    if let Some(t) = trace_table(r) {
+        d.table(t);
+    }
     let alpha = 0.05 / r.workloads.len().max(1) as f64;
     d.paragraph(format!(
         "Verdicts need a {} CI of the ratio to {} that excludes 1, an effect of at least {}, and an exact rank test p ≤ {} (0.05 over {} workload{}); the {} objective decides.",
@@ -300,6 +303,74 @@ fn overview(r: &SweepReport) -> KeyValues {
         kv.add("Noise", noise.join(", "));
     }
     kv
+}
+
+/// `--trace`: per workload, candidate, device and direction, the medians
+/// over trials of where the I/O's time went.
+fn trace_table(r: &SweepReport) -> Option<Table> {
+    use crate::stats::median;
+    let mut keys: Vec<(String, String, String, &'static str)> = Vec::new();
+    for t in &r.trials {
+        for s in &t.trace {
+            let k = (
+                t.workload.clone(),
+                t.candidate.clone(),
+                s.device.clone(),
+                s.direction.label(),
+            );
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    if keys.is_empty() {
+        return None;
+    }
+    let mut tab = Table::new(vec![
+        Column::text("workload"),
+        Column::text("candidate"),
+        Column::text("device"),
+        Column::text("I/O"),
+        Column::num("Q2C p99", Some("µs")),
+        Column::num("I2D avg", Some("µs")),
+        Column::num("D2C avg", Some("µs")),
+        Column::num("D2C p99", Some("µs")),
+        Column::num("scheduler", Some("%")),
+        Column::num("device", Some("%")),
+    ])
+    .titled("Where the time went (--trace; medians over trials)");
+    for (w, c, dev, dir) in keys {
+        let splits: Vec<&crate::trace::split::TraceSplit> = r
+            .trials
+            .iter()
+            .filter(|t| t.workload == w && t.candidate == c)
+            .flat_map(|t| t.trace.iter())
+            .filter(|s| s.device == dev && s.direction.label() == dir)
+            .collect();
+        let med = |f: &dyn Fn(&crate::trace::split::TraceSplit) -> Option<f64>| {
+            let xs: Vec<f64> = splits.iter().filter_map(|s| f(s)).collect();
+            if xs.is_empty() {
+                Cell::text("-").tone(Tone::Dim)
+            } else {
+                let m = median(&xs);
+                Cell::num(m, fmt_num(m))
+            }
+        };
+        let us = |ns: u64| Some(ns as f64 / 1000.0);
+        tab.row(vec![
+            Cell::text(w.clone()),
+            Cell::text(c.clone()),
+            Cell::text(dev.clone()),
+            Cell::text(dir),
+            med(&|s| us(s.q2c_p99_ns)),
+            med(&|s| s.i2d_avg_ns.and_then(us)),
+            med(&|s| us(s.d2c_avg_ns)),
+            med(&|s| us(s.d2c_p99_ns)),
+            med(&|s| Some(s.scheduler_pct)),
+            med(&|s| Some(s.device_pct)),
+        ]);
+    }
+    Some(tab)
 }
 
 fn workload_table(

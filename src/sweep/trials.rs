@@ -190,6 +190,9 @@ pub struct Trial {
     pub errors_per_s: Option<f64>,
     /// Each switched device over the window.
     pub devices: Vec<DeviceWindow>,
+    /// `--trace`: where the window's I/O spent its time, per device.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<crate::trace::split::TraceSplit>,
 }
 
 impl Trial {
@@ -219,6 +222,7 @@ impl Trial {
             queries_per_s: m.queries_per_s,
             errors_per_s: m.errors_per_s,
             devices: devices.iter().map(DeviceWindow::from).collect(),
+            trace: Vec::new(),
         }
     }
 
