@@ -12,6 +12,7 @@
 //! file in the same directory, fsynced, then renamed over FILE), so a reader
 //! such as node_exporter's textfile collector never sees half a document.
 
+pub mod chart;
 pub mod doc;
 pub mod html;
 pub mod json;
@@ -53,6 +54,8 @@ pub enum Format {
     /// GitHub-flavoured markdown: tables for tickets and pull requests.
     #[value(alias = "md")]
     Markdown,
+    /// One self-contained HTML page (inline CSS, SVG charts, works offline).
+    Html,
 }
 
 /// One format's renderer of a [`Document`].
@@ -114,6 +117,7 @@ impl Sink {
             Format::Json => json::write(host, report, out)?,
             Format::Text => text::Text::new(self.style()).export(&report.document(), out)?,
             Format::Markdown => markdown::Markdown.export(&report.document(), out)?,
+            Format::Html => html::Html.export(&report.document(), out)?,
         }
         Ok(())
     }
