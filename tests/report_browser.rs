@@ -271,7 +271,11 @@ fn report_page_renders_cleanly_in_headless_chromium() {
     );
     let svgs: Vec<Value> = serde_json::from_str(r["result"]["value"].as_str().unwrap()).unwrap();
     let charts: Vec<&Value> = svgs.iter().filter(|s| s["cls"] == "chart").collect();
-    assert_eq!(charts.len(), charts_in_file, "every chart in the file is in the DOM");
+    assert_eq!(
+        charts.len(),
+        charts_in_file,
+        "every chart in the file is in the DOM"
+    );
     assert!(charts.len() >= 6, "sweep and OLTP charts: {}", charts.len());
     for s in &svgs {
         assert!(s["children"].as_u64().unwrap() > 0, "empty svg: {s}");
@@ -317,7 +321,10 @@ fn report_page_renders_cleanly_in_headless_chromium() {
             _ => false,
         })
         .collect();
-    assert!(errors.is_empty(), "console errors or failed requests: {errors:#?}");
+    assert!(
+        errors.is_empty(),
+        "console errors or failed requests: {errors:#?}"
+    );
     drop(cdp);
     drop(browser);
 }

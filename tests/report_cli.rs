@@ -114,7 +114,12 @@ fn probe_and_check_render_to_one_page_and_to_markdown() {
     let html_path = dir.path().join("report.html");
     let o = report(
         state.path(),
-        &[probe.as_os_str(), check.as_os_str(), "-o".as_ref(), html_path.as_os_str()],
+        &[
+            probe.as_os_str(),
+            check.as_os_str(),
+            "-o".as_ref(),
+            html_path.as_os_str(),
+        ],
     );
     ok(&o);
     assert!(o.stdout.is_empty(), "-o writes the file only");
@@ -134,7 +139,10 @@ fn probe_and_check_render_to_one_page_and_to_markdown() {
             "{name} not in the tree"
         );
     }
-    assert!(html.contains("<ul><li><span class=\"node\">"), "no nested level");
+    assert!(
+        html.contains("<ul><li><span class=\"node\">"),
+        "no nested level"
+    );
 
     // Findings worst first, each with its evidence; the planted host has some.
     let c = read_json(&check);
@@ -144,11 +152,16 @@ fn probe_and_check_render_to_one_page_and_to_markdown() {
         html.matches("<article class=\"finding").count(),
         findings.len() + p["result"]["findings"].as_array().unwrap().len()
     );
+    let open = "<article class=\"finding ";
     let sev_order: Vec<&str> = html
-        .match_indices("<article class=\"finding ")
-        .map(|(i, _)| html[i + 25..].split('"').next().unwrap())
+        .match_indices(open)
+        .map(|(i, _)| html[i + open.len()..].split('"').next().unwrap())
         .collect();
-    let rank = |s: &str| ["critical", "warning", "notice", "info"].iter().position(|x| *x == s);
+    let rank = |s: &str| {
+        ["critical", "warning", "notice", "info"]
+            .iter()
+            .position(|x| *x == s)
+    };
     // Within check's section (the last findings list) worst comes first.
     let tail = &sev_order[sev_order.len() - findings.len()..];
     assert!(
@@ -164,7 +177,12 @@ fn probe_and_check_render_to_one_page_and_to_markdown() {
     let md_path = dir.path().join("summary.md");
     let o = report(
         state.path(),
-        &[probe.as_os_str(), check.as_os_str(), "-o".as_ref(), md_path.as_os_str()],
+        &[
+            probe.as_os_str(),
+            check.as_os_str(),
+            "-o".as_ref(),
+            md_path.as_os_str(),
+        ],
     );
     ok(&o);
     let md = std::fs::read_to_string(&md_path).unwrap();
@@ -172,9 +190,13 @@ fn probe_and_check_render_to_one_page_and_to_markdown() {
     assert!(ts.len() >= 3, "{md}");
     let finding_table = ts
         .iter()
+        .rev()
         .find(|t| t[0].first().map(String::as_str) == Some("severity"))
         .expect("a findings table");
-    assert!(finding_table.len() > findings.len(), "every check finding has a row");
+    assert!(
+        finding_table.len() > findings.len(),
+        "every check finding has a row"
+    );
 }
 
 #[test]
@@ -194,7 +216,12 @@ fn before_and_after_are_shown_side_by_side() {
     let md_path = dir.path().join("compare.md");
     let o = report(
         state.path(),
-        &[before.as_os_str(), after.as_os_str(), "-o".as_ref(), md_path.as_os_str()],
+        &[
+            before.as_os_str(),
+            after.as_os_str(),
+            "-o".as_ref(),
+            md_path.as_os_str(),
+        ],
     );
     ok(&o);
     let md = std::fs::read_to_string(&md_path).unwrap();
@@ -221,7 +248,12 @@ fn before_and_after_are_shown_side_by_side() {
     let html_path = dir.path().join("compare.html");
     ok(&report(
         state.path(),
-        &[before.as_os_str(), after.as_os_str(), "-o".as_ref(), html_path.as_os_str()],
+        &[
+            before.as_os_str(),
+            after.as_os_str(),
+            "-o".as_ref(),
+            html_path.as_os_str(),
+        ],
     ));
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert!(html.contains("<th class=\"num\">before.json</th><th class=\"num\">after.json</th>"));
@@ -232,7 +264,13 @@ fn every_command_can_render_html() {
     let state = tempfile::tempdir().unwrap();
     let root = report_support::fixture("md-raid0");
     let o = bin(state.path())
-        .args(["--root", root.to_str().unwrap(), "probe", "--format", "html"])
+        .args([
+            "--root",
+            root.to_str().unwrap(),
+            "probe",
+            "--format",
+            "html",
+        ])
         .output()
         .unwrap();
     ok(&o);
@@ -308,7 +346,10 @@ fn sweep_result_draws_ci_bars_and_percentiles() {
     assert!(html.contains("throughput by scheduler (median, 95% CI)"));
     assert!(html.contains("latency percentiles per scheduler"));
     for c in &cands {
-        assert!(html.contains(&format!("<tspan x=")) && html.contains(c.as_str()));
+        assert!(
+            html.contains(&format!("\">{c}</tspan>")),
+            "{c} under its bar"
+        );
     }
     // Verdict words under the bars.
     assert!(html.contains(">baseline</tspan>"));

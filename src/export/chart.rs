@@ -509,13 +509,17 @@ mod tests {
         assert_eq!(s.matches("<rect class=\"bar").count(), 3);
         assert_eq!(s.matches("class=\"ci\"").count(), 1);
         assert!(s.contains("<title id=\"c1\">t &lt;x&gt;</title>"));
-        assert!(s.contains("95% CI 90–110"));
+        assert!(s.contains("95% CI 90.00–110.0"), "{s}");
     }
 
     #[test]
     fn lines_use_log_scale_for_thread_ladders() {
         let s = svg(&series(ChartKind::Line), "c2");
-        assert_eq!(s.matches("class=\"line").count(), 1, "one line has two points");
+        assert_eq!(
+            s.matches("class=\"line").count(),
+            1,
+            "one line has two points"
+        );
         assert!(matches!(
             XScale::of(&series(ChartKind::Line)),
             XScale::Num { log: true, .. }

@@ -222,7 +222,11 @@ fn findings(out: &mut String, fs: &[Finding]) {
                 .unwrap_or_default()
         );
         if let Some(c) = &f.change {
-            let _ = write!(out, "<dt>fix</dt><dd><code>{}</code></dd>", esc(&c.describe()));
+            let _ = write!(
+                out,
+                "<dt>fix</dt><dd><code>{}</code></dd>",
+                esc(&c.describe())
+            );
         }
         out.push_str("</dl></article>\n");
     }
@@ -247,11 +251,7 @@ fn tree(out: &mut String, nodes: &[TreeNode]) {
                 }
             }
         }
-        let _ = write!(
-            out,
-            "<li><span class=\"node\">{}</span>",
-            esc(&n.label)
-        );
+        let _ = write!(out, "<li><span class=\"node\">{}</span>", esc(&n.label));
         if !n.detail.is_empty() {
             let _ = write!(out, "<span class=\"node-detail\">{}</span>", esc(&n.detail));
         }
@@ -423,7 +423,10 @@ mod tests {
             detail: String::new(),
         };
         let mut s = String::new();
-        tree(&mut s, &[n(0, "dm-0"), n(1, "sda1"), n(2, "sda"), n(1, "sdb1")]);
+        tree(
+            &mut s,
+            &[n(0, "dm-0"), n(1, "sda1"), n(2, "sda"), n(1, "sdb1")],
+        );
         assert_eq!(
             s,
             "<ul class=\"tree\"><li><span class=\"node\">dm-0</span><ul><li><span class=\"node\">sda1</span><ul><li><span class=\"node\">sda</span></li></ul></li><li><span class=\"node\">sdb1</span></li></ul></li></ul>\n"

@@ -253,16 +253,20 @@ pub fn table(c: &Comparison, inputs: &[Input]) -> Table {
         row.push(Cell::empty());
         row
     };
-    t.row(info("result", &|i| i.command.clone()));
-    t.row(info("host", &|i| i.hostname()));
-    t.row(info("kernel", &|i| text(&i.envelope["host"]["kernel"])));
-    t.row(info("generated", &|i| i.generated_at().to_string()));
+    t.row(info("result", &|i: &Input| i.command.clone()));
+    t.row(info("host", &|i: &Input| i.hostname()));
+    t.row(info("kernel", &|i: &Input| {
+        text(&i.envelope["host"]["kernel"])
+    }));
+    t.row(info("generated", &|i: &Input| i.generated_at().to_string()));
     for s in &c.shared {
         let mut row = vec![
             Cell::text(format!("{} @ {} {}", s.family, s.x_label, s.x)),
             Cell::text(s.unit.clone()),
         ];
         row.extend(s.values.iter().map(|v| match v {
+            // Counts (findings) read as counts, not 2.00.
+            Some(x) if s.unit.is_empty() && x.fract() == 0.0 => Cell::num(*x, format!("{x:.0}")),
             Some(x) => Cell::num(*x, fmt_num(*x)),
             None => Cell::text("—").tone(Tone::Dim),
         }));

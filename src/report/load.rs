@@ -23,8 +23,10 @@ impl Input {
         &self.envelope["result"]
     }
 
+    /// The host it describes; `unknown host` when it could not be read
+    /// (a replayed fixture tree without one).
     pub fn hostname(&self) -> String {
-        known_str(&self.envelope["host"]["hostname"]).unwrap_or_else(|| "?".into())
+        known_str(&self.envelope["host"]["hostname"]).unwrap_or_else(|| "unknown host".into())
     }
 
     pub fn generated_at(&self) -> &str {
@@ -47,12 +49,8 @@ pub fn load(path: &Path) -> Result<Input> {
             "give the path of an existing result file",
         )
     })?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        Fix::new(
-            format!("{} is not JSON ({e})", path.display()),
-            PRODUCE,
-        )
-    })?;
+    let v: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Fix::new(format!("{} is not JSON ({e})", path.display()), PRODUCE))?;
     let schema = v.get("schema").and_then(Value::as_str);
     let tool = v.get("tool").and_then(Value::as_str);
     let (Some(schema), Some("innotune")) = (schema, tool) else {
@@ -76,7 +74,10 @@ pub fn load(path: &Path) -> Result<Input> {
     };
     let Some((command, major)) = schema.rsplit_once('/') else {
         return Err(Fix::new(
-            format!("{}: schema {schema:?} is not \"<command>/<version>\"", path.display()),
+            format!(
+                "{}: schema {schema:?} is not \"<command>/<version>\"",
+                path.display()
+            ),
             PRODUCE,
         )
         .into());
@@ -91,7 +92,9 @@ pub fn load(path: &Path) -> Result<Input> {
             ),
             format!(
                 "render it with the innotune that wrote it ({})",
-                v.get("version").and_then(Value::as_str).unwrap_or("unknown version")
+                v.get("version")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown version")
             ),
         )
         .into());
@@ -139,7 +142,10 @@ pub fn disambiguate(inputs: &mut [Input]) {
     }
     // Still equal (the same file twice): number them.
     for i in 0..inputs.len() {
-        let n = inputs[..i].iter().filter(|o| o.label == inputs[i].label).count();
+        let n = inputs[..i]
+            .iter()
+            .filter(|o| o.label == inputs[i].label)
+            .count();
         if n > 0 {
             inputs[i].label = format!("{} #{}", inputs[i].label, n + 1);
         }

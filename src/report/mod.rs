@@ -54,11 +54,15 @@ pub fn execute(_host: &Host, files: &[PathBuf], title: Option<String>) -> Result
         let mut hosts: Vec<String> = Vec::new();
         for i in &loaded {
             let h = i.hostname();
-            if !hosts.contains(&h) {
+            if !hosts.contains(&h) && h != "unknown host" {
                 hosts.push(h);
             }
         }
-        format!("innotune report: {}", hosts.join(", "))
+        if hosts.is_empty() {
+            "innotune report".to_string()
+        } else {
+            format!("innotune report: {}", hosts.join(", "))
+        }
     });
     let comparison = (loaded.len() >= 2).then(|| compare::compare(&loaded));
     Ok(ReportReport {
@@ -148,11 +152,7 @@ pub fn format_of(path: &Path) -> Option<Format> {
 pub fn run(args: cli::ReportArgs, ctx: &Ctx) -> Result<i32> {
     let out = match (&args.out, &ctx.sink.output) {
         (Some(_), Some(_)) => {
-            return Err(Fix::new(
-                "both -o and --output name a file",
-                "give one of them",
-            )
-            .into())
+            return Err(Fix::new("both -o and --output name a file", "give one of them").into())
         }
         (Some(o), None) | (None, Some(o)) => Some(o.clone()),
         (None, None) => None,

@@ -13,8 +13,7 @@
 
 use super::load::Input;
 use crate::export::doc::{
-    Cell, ChartKind, Column, Document, KeyValues, Line, Point, Series, Table, Tone,
-    TreeNode,
+    Cell, ChartKind, Column, Document, KeyValues, Line, Point, Series, Table, Tone, TreeNode,
 };
 use crate::export::text::fmt_num;
 use crate::finding::Finding;
@@ -127,7 +126,10 @@ fn device_tree(devs: &Value) -> Vec<TreeNode> {
             if let Some(l) = d["md"]["level"].as_str().or_else(|| d["md_level"].as_str()) {
                 parts.push(l.to_string());
             }
-            if let Some(t) = d["dm"]["target"].as_str().or_else(|| d["dm_target"].as_str()) {
+            if let Some(t) = d["dm"]["target"]
+                .as_str()
+                .or_else(|| d["dm_target"].as_str())
+            {
                 let name = d["dm"]["name"]
                     .as_str()
                     .or_else(|| d["dm_name"].as_str())
@@ -181,7 +183,10 @@ pub fn blocks(i: &Input) -> Document {
 
 fn probe(d: &mut Document, r: &Value) {
     let mut kv = KeyValues::new();
-    kv.add("path", format!("{} ({})", text(&r["path"]), text(&r["path_source"])));
+    kv.add(
+        "path",
+        format!("{} ({})", text(&r["path"]), text(&r["path_source"])),
+    );
     if let Some(m) = mount_line(&r["mount"]) {
         kv.add("mount", m);
     }
@@ -261,7 +266,10 @@ fn settings_table(findings: &Value) -> Option<Table> {
 
 fn check(d: &mut Document, r: &Value) {
     let mut kv = KeyValues::new();
-    kv.add("path", format!("{} ({})", text(&r["path"]), text(&r["path_source"])));
+    kv.add(
+        "path",
+        format!("{} ({})", text(&r["path"]), text(&r["path_source"])),
+    );
     if let Some(m) = mount_line(&r["facts"]["mount"]) {
         kv.add("mount", m);
     }
@@ -380,7 +388,7 @@ fn sweep(d: &mut Document, r: &Value) {
         };
         let mut t = Table::new(vec![
             Column::text("candidate"),
-            Column::num("throughput", Some(&unit)),
+            Column::num("throughput", Some(unit.as_str())),
             Column::text("95% CI"),
             Column::num("p99", Some(lat.name)),
             Column::text("p99 95% CI"),
@@ -522,7 +530,12 @@ fn bench(d: &mut Document, r: &Value) {
     let jobs = arr(&w["jobs"]);
     let max = jobs
         .iter()
-        .flat_map(|j| [&j["read"]["clat"]["p99_9_ns"], &j["write"]["clat"]["p99_9_ns"]])
+        .flat_map(|j| {
+            [
+                &j["read"]["clat"]["p99_9_ns"],
+                &j["write"]["clat"]["p99_9_ns"],
+            ]
+        })
         .filter_map(num)
         .fold(0.0, f64::max);
     let lat = lat_unit(max);
@@ -626,7 +639,10 @@ fn oltp_runs(d: &mut Document, runs: &Value, workload: Option<&str>) {
     }
     d.table(t);
     for w in workloads {
-        let of: Vec<&Value> = runs.iter().filter(|r| r["workload"] == w.as_str()).collect();
+        let of: Vec<&Value> = runs
+            .iter()
+            .filter(|r| r["workload"] == w.as_str())
+            .collect();
         if of.len() < 2 {
             continue;
         }
@@ -678,7 +694,10 @@ fn tune(d: &mut Document, r: &Value) {
         );
     }
     let mut kv = KeyValues::new();
-    kv.add("path", format!("{} ({})", text(&r["path"]), text(&r["path_source"])));
+    kv.add(
+        "path",
+        format!("{} ({})", text(&r["path"]), text(&r["path_source"])),
+    );
     if let Some(m) = r["mount"].as_str() {
         kv.add("mount", m);
     }
@@ -794,7 +813,9 @@ fn tune(d: &mut Document, r: &Value) {
         d.table(t);
     }
     if let Some(a) = r["apply_command"].as_str().filter(|a| !a.is_empty()) {
-        d.paragraph("Apply (journaled; `innotune restore` undoes it; without --yes it shows the plan):");
+        d.paragraph(
+            "Apply (journaled; `innotune restore` undoes it; without --yes it shows the plan):",
+        );
         d.preformatted(format!("{a}\n"));
     }
 }

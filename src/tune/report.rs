@@ -307,19 +307,27 @@ pub fn before_after_series(pairs: &[super::oltp::Pair]) -> Vec<Series> {
             workloads.push(&p.workload);
         }
     }
+    type Get = fn(&super::oltp::Pair) -> f64;
+    let metrics: [(&str, &str, Get, Get); 2] = [
+        ("TPS", "tps", |p| p.before.tps_per_s, |p| p.after.tps_per_s),
+        (
+            "QPS",
+            "qps",
+            |p| p.before.queries_per_s,
+            |p| p.after.queries_per_s,
+        ),
+    ];
     let mut out = Vec::new();
     for w in workloads {
-        let of = |w: &str| pairs.iter().filter(move |p| p.workload == w);
-        for (metric, unit, get) in [
-            ("TPS", "tps", (|m: &super::oltp::Measure| m.tps_per_s) as fn(&_) -> f64),
-            ("QPS", "qps", |m| m.queries_per_s),
-        ] {
-            let line = |name: &str, side: fn(&super::oltp::Pair) -> &super::oltp::Measure| Line {
+        for (metric, unit, before, after) in metrics {
+            let line = |name: &str, get: Get| Line {
                 name: name.into(),
-                points: of(w)
+                points: pairs
+                    .iter()
+                    .filter(|p| p.workload == w)
                     .map(|p| Point {
                         x: p.threads.to_string(),
-                        y: get(side(p)),
+                        y: get(p),
                         ci: None,
                     })
                     .collect(),
@@ -330,7 +338,7 @@ pub fn before_after_series(pairs: &[super::oltp::Pair]) -> Vec<Series> {
                 x_label: "threads".into(),
                 y_label: metric.into(),
                 y_unit: Some(unit.into()),
-                lines: vec![line("before", |p| &p.before), line("after", |p| &p.after)],
+                lines: vec![line("before", before), line("after", after)],
                 table_fallback: false,
             });
         }

@@ -135,7 +135,11 @@ impl LoopLab {
                 "0",
             ],
         );
-        assert_eq!(active(&self.loopdev), self.orig, "sweep left the scheduler switched");
+        assert_eq!(
+            active(&self.loopdev),
+            self.orig,
+            "sweep left the scheduler switched"
+        );
         p
     }
 }
