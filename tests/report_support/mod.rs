@@ -128,7 +128,7 @@ impl LoopLab {
                 "--workload",
                 job.to_str().unwrap(),
                 "--rounds",
-                "3",
+                "4",
                 "--trial",
                 "400ms",
                 "--warmup",
