@@ -16,6 +16,7 @@ use report_support::{bin, check_json, probe_json, LoopLab};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -50,6 +51,9 @@ impl Browser {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
+            // Its own process group: the renderer, GPU and zygote processes
+            // it forks are ended with it.
+            .process_group(0)
             .spawn()
             .expect("start chromium");
         // Readiness: the "DevTools listening on ws://…" line on stderr. A
@@ -74,8 +78,7 @@ impl Browser {
                     seen.push(l);
                 }
                 Err(_) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
+                    kill_group(&mut child);
                     panic!("chromium never said where DevTools listens: {seen:#?}");
                 }
             }
@@ -88,10 +91,18 @@ impl Browser {
     }
 }
 
+/// SIGKILL chromium's process group (its pid: it leads the group), then reap it.
+fn kill_group(child: &mut Child) {
+    // SAFETY: kill has no memory preconditions; the group is the one this
+    // test started (process_group(0) made chromium its leader).
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        kill_group(&mut self.child);
     }
 }
 
@@ -291,6 +302,10 @@ fn report_page_renders_cleanly_in_headless_chromium() {
         json!({"expression": "document.body.innerText.includes('Side by side') && getSelection().selectAllChildren(document.body) === undefined && getSelection().toString().length > 1000", "returnByValue": true}),
     );
     assert_eq!(r["result"]["value"], true, "page text not selectable");
+    cdp.call(
+        "Runtime.evaluate",
+        json!({"expression": "getSelection().removeAllRanges()"}),
+    );
 
     let shot = cdp.call(
         "Page.captureScreenshot",

@@ -234,7 +234,7 @@ fn before_and_after_are_shown_side_by_side() {
     let (b, a) = (col("before.json"), col("after.json"));
     let row = side
         .iter()
-        .find(|r| r[0] == "findings @ severity warning")
+        .find(|r| r[0] == "check findings @ severity warning")
         .expect("warning count row");
     assert_eq!(row[b], count(&before, "warning").to_string());
     assert_eq!(row[a], count(&after, "warning").to_string());

@@ -110,6 +110,15 @@ fn categories(s: &Series) -> Vec<String> {
     xs
 }
 
+/// A tick label: whole numbers without decimals when the step is whole.
+fn tick(v: f64, step: f64) -> String {
+    if step.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        fmt_num(v)
+    }
+}
+
 /// The y axis, grid and axis titles; returns the y → pixel mapping's top.
 fn frame(out: &mut String, s: &Series, top: f64, step: f64) {
     let plot_h = H - TOP - BOTTOM;
@@ -123,7 +132,7 @@ fn frame(out: &mut String, s: &Series, top: f64, step: f64) {
             W - RIGHT,
             LEFT - 6.0,
             y + 4.0,
-            esc(&fmt_num(v))
+            esc(&tick(v, step))
         );
         v += step;
     }

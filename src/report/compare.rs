@@ -164,19 +164,21 @@ pub fn metrics(i: &Input) -> Vec<Metric> {
                     ));
                 }
             }
-            findings_count(&mut out, &r["findings"]);
+            findings_count(&mut out, "tune", &r["findings"]);
         }
-        "check" | "probe" => findings_count(&mut out, &r["findings"]),
+        "check" | "probe" => findings_count(&mut out, &i.command, &r["findings"]),
         _ => {}
     }
     out
 }
 
-fn findings_count(out: &mut Vec<Metric>, list: &Value) {
+/// Findings by severity, keyed by the command: probe's and check's rules
+/// differ, so only results of the same command line up.
+fn findings_count(out: &mut Vec<Metric>, command: &str, list: &Value) {
     for sev in ["critical", "warning", "notice", "info"] {
         let n = arr(list).iter().filter(|f| f["severity"] == sev).count();
         out.extend(m(
-            "findings".into(),
+            format!("{command} findings"),
             "severity",
             sev.into(),
             "",
@@ -223,7 +225,7 @@ pub fn compare(inputs: &[Input]) -> Comparison {
                 .iter()
                 .map(|ms| ms.iter().find(|x| x.key() == k.key()).map(|x| x.value))
                 .collect();
-            (values.iter().flatten().count() >= 2).then(|| SharedMetric {
+            (values.iter().flatten().count() >= 2).then_some(SharedMetric {
                 family: k.family,
                 x: k.x,
                 x_label: k.x_label,
@@ -303,7 +305,7 @@ pub fn charts(c: &Comparison) -> Vec<Series> {
     let mut out = Vec::new();
     for f in families {
         let rows: Vec<&SharedMetric> = c.shared.iter().filter(|s| s.family == f).collect();
-        if rows.len() < 2 || f == "findings" {
+        if rows.len() < 2 || f.ends_with(" findings") {
             continue;
         }
         let kind = if rows[0].x_label == "threads" {
