@@ -196,7 +196,8 @@ fn open(out: &mut String, id: &str, s: &Series) {
 /// its 95% confidence interval as a whisker and its value above.
 fn bars(out: &mut String, id: &str, s: &Series) {
     let cats = categories(s);
-    let (step, top) = nice_axis(y_max(s));
+    // Headroom above the highest whisker for its value label.
+    let (step, top) = nice_axis(y_max(s) * 1.08);
     let plot_w = W - LEFT - RIGHT;
     let plot_h = H - TOP - BOTTOM;
     let y_of = |v: f64| TOP + plot_h - (v.max(0.0) / top).min(1.0) * plot_h;
@@ -362,7 +363,8 @@ fn marker(out: &mut String, i: usize, x: f64, y: f64, title: &str) {
 /// before and after.
 fn lines(out: &mut String, id: &str, s: &Series) {
     let scale = XScale::of(s);
-    let (step, top) = nice_axis(y_max(s));
+    // Headroom above the highest whisker for its value label.
+    let (step, top) = nice_axis(y_max(s) * 1.08);
     let plot_h = H - TOP - BOTTOM;
     let y_of = |v: f64| TOP + plot_h - (v.max(0.0) / top).min(1.0) * plot_h;
     open(out, id, s);
