@@ -323,6 +323,30 @@ fn report_page_renders_cleanly_in_headless_chromium() {
     std::fs::write(target.join("report-screenshot.png"), &png).unwrap();
     std::fs::write(root.join("docs/report-screenshot.png"), &png).unwrap();
 
+    // It prints on A4 (the page's @media print and @page rules).
+    let pdf = cdp.call(
+        "Page.printToPDF",
+        json!({"paperWidth": 8.27, "paperHeight": 11.69, "preferCSSPageSize": true}),
+    );
+    let pdf = base64::engine::general_purpose::STANDARD
+        .decode(pdf["data"].as_str().unwrap())
+        .unwrap();
+    assert!(pdf.starts_with(b"%PDF"), "not a PDF");
+    let text = String::from_utf8_lossy(&pdf);
+    let media: Vec<f64> = text
+        .split("/MediaBox [")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .expect("a MediaBox")
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    // A4 is 595.3 × 841.9 pt.
+    assert!(
+        (media[2] - 595.3).abs() < 1.5 && (media[3] - 841.9).abs() < 1.5,
+        "not A4: {media:?}"
+    );
+
     // Let late events arrive: a no-op round trip after the screenshot.
     cdp.call("Runtime.evaluate", json!({"expression": "1"}));
     let errors: Vec<&Value> = cdp
