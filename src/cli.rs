@@ -17,7 +17,7 @@ use std::path::PathBuf;
     after_help = "Exit codes: 0 ok; 1 the command found what it looks for (see each command's help); 2 usage or environment error."
 )]
 pub struct Cli {
-    /// Output format: text for people, json for scripts (one versioned document), markdown for tickets.
+    /// Output format: text for people, json for scripts (one versioned document), markdown for tickets, html for one self-contained page.
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
@@ -49,6 +49,8 @@ pub struct Cli {
 pub enum Command {
     /// The whole practice in one run: probe, check, sweep, OLTP before/after; a report and the files, nothing changed.
     Tune(crate::tune::cli::TuneArgs),
+    /// Render results (JSON from --format json) into one HTML page or markdown, several side by side.
+    Report(crate::report::cli::ReportArgs),
     /// Report the storage stack under a path: mount, devices, schedulers, host and server limits.
     Probe(crate::probe::cli::ProbeArgs),
     /// Generate I/O load with fio-style jobs and measure IOPS, bandwidth and latency.

@@ -11,7 +11,8 @@
 //! - [`journal`]: host changes recorded before they are made, and undone.
 //! - [`sweep`]: scheduler comparison on top of probe + bench + stats + journal.
 //! - [`tune`]: the whole practice as one command (probe, check, sweep, OLTP before/after, report).
-//! - [`export`]: typed reports in, text / JSON / markdown out (one file per format).
+//! - [`report`]: results (JSON) in, one HTML page or markdown out, side by side.
+//! - [`export`]: typed reports in, text / JSON / markdown / HTML out (one file per format).
 //! - [`output`]: the terminal: colour, progress and warnings on stderr.
 //! - [`finding`], [`change`]: the shared vocabulary of advice and of host changes.
 //! - [`safety`]: refusals shared by every command that writes (datadirs).
@@ -34,6 +35,7 @@ pub mod model;
 pub mod oltp;
 pub mod output;
 pub mod probe;
+pub mod report;
 pub mod safety;
 pub mod sandbox;
 pub mod stats;
@@ -94,6 +96,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Tune(a) => tune::run(a, &ctx),
         Command::Merge(a) => merge::run(a, &ctx),
         Command::Trace(a) => trace::run(a, &ctx),
+        Command::Report(a) => report::run(a, &ctx),
         Command::Restore(a) => apply::applied::run_restore(a, &ctx),
     }
 }

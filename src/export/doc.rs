@@ -81,6 +81,13 @@ impl Document {
     pub fn series(&mut self, s: Series) -> &mut Self {
         self.push(Block::Series(s))
     }
+
+    pub fn tree(&mut self, nodes: Vec<TreeNode>) -> &mut Self {
+        if !nodes.is_empty() {
+            self.push(Block::Tree(nodes));
+        }
+        self
+    }
 }
 
 /// One piece of a document.
@@ -109,6 +116,35 @@ pub enum Block {
     /// only when `table_fallback` is set, since the numbers are usually in a
     /// table already).
     Series(Series),
+    /// A hierarchy such as the device stack (mount → dm → partitions →
+    /// disks): HTML draws it as a tree, text and markdown indent it.
+    Tree(Vec<TreeNode>),
+}
+
+/// One node of a [`Block::Tree`], in depth-first order.
+#[derive(Debug, Clone)]
+pub struct TreeNode {
+    /// 0 for a root, +1 per level below it.
+    pub depth: usize,
+    /// The node's name (`dm-0`).
+    pub label: String,
+    /// What it is (`lvm vg0-mysql, scheduler none`).
+    pub detail: String,
+}
+
+impl TreeNode {
+    /// The node as one indented text line: `   └─ sda (sata-scsi)`.
+    pub fn line(&self) -> String {
+        let name = match self.depth {
+            0 => self.label.clone(),
+            n => format!("{}└─ {}", "   ".repeat(n - 1), self.label),
+        };
+        if self.detail.is_empty() {
+            name
+        } else {
+            format!("{name} ({})", self.detail)
+        }
+    }
 }
 
 /// How a value should read: exporters map it to colour, emphasis or words.

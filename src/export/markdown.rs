@@ -84,6 +84,10 @@ impl Exporter for Markdown {
                         table(&super::text::series_table(s), out)?
                     }
                 }
+                Block::Tree(nodes) => {
+                    let lines: Vec<String> = nodes.iter().map(|n| n.line() + "\n").collect();
+                    fence(&lines.concat(), out)?
+                }
             }
         }
         Ok(())

@@ -12,6 +12,7 @@
 //! file in the same directory, fsynced, then renamed over FILE), so a reader
 //! such as node_exporter's textfile collector never sees half a document.
 
+pub mod chart;
 pub mod doc;
 pub mod html;
 pub mod json;
@@ -64,6 +65,8 @@ pub enum Format {
     /// (`check` only; metrics in docs/metrics.md).
     #[value(alias = "prom")]
     Prometheus,
+    /// One self-contained HTML page (inline CSS, SVG charts, works offline).
+    Html,
 }
 
 /// One format's renderer of a [`Document`].
@@ -135,6 +138,7 @@ impl Sink {
                     .into())
                 }
             },
+            Format::Html => html::Html.export(&report.document(), out)?,
         }
         Ok(())
     }

@@ -107,6 +107,11 @@ impl Exporter for Text {
                         self.table(&series_table(s), out)?
                     }
                 }
+                Block::Tree(nodes) => {
+                    for n in nodes {
+                        writeln!(out, "{}", sanitize(&n.line(), false))?;
+                    }
+                }
             }
         }
         Ok(())

@@ -165,7 +165,7 @@ impl Profiles {
 }
 
 /// One run's numbers.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize)]
 pub struct Measure {
     pub tps_per_s: f64,
     pub queries_per_s: f64,
@@ -188,7 +188,7 @@ impl Measure {
 }
 
 /// Before and after at one workload and thread count.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Pair {
     pub workload: String,
     pub threads: u32,

@@ -4,7 +4,9 @@
 use super::oltp::{Comparison, SandboxVars};
 use crate::check::report::{CheckReport, EmittedFile};
 use crate::check::rules::{Advice, Setting};
-use crate::export::doc::{Cell, Column, KeyValues, Table, Tone};
+use crate::export::doc::{
+    Cell, ChartKind, Column, KeyValues, Line, Point, Series, Table, Tone, TreeNode,
+};
 use crate::export::text::fmt_num;
 use crate::export::Document;
 use crate::oltp::OltpResult;
@@ -296,6 +298,74 @@ pub fn before_after_table(c: &Comparison) -> Table {
     t
 }
 
+/// TPS and QPS against threads, before and after: one chart per workload
+/// and metric (the numbers are in the before/after table).
+pub fn before_after_series(pairs: &[super::oltp::Pair]) -> Vec<Series> {
+    let mut workloads: Vec<&str> = Vec::new();
+    for p in pairs {
+        if !workloads.contains(&p.workload.as_str()) {
+            workloads.push(&p.workload);
+        }
+    }
+    type Get = fn(&super::oltp::Pair) -> f64;
+    let metrics: [(&str, &str, Get, Get); 2] = [
+        ("TPS", "tps", |p| p.before.tps_per_s, |p| p.after.tps_per_s),
+        (
+            "QPS",
+            "qps",
+            |p| p.before.queries_per_s,
+            |p| p.after.queries_per_s,
+        ),
+    ];
+    let mut out = Vec::new();
+    for w in workloads {
+        for (metric, unit, before, after) in metrics {
+            let line = |name: &str, get: Get| Line {
+                name: name.into(),
+                points: pairs
+                    .iter()
+                    .filter(|p| p.workload == w)
+                    .map(|p| Point {
+                        x: p.threads.to_string(),
+                        y: get(p),
+                        ci: None,
+                    })
+                    .collect(),
+            };
+            out.push(Series {
+                title: format!("{w}: {metric} against threads, before and after"),
+                kind: ChartKind::Line,
+                x_label: "threads".into(),
+                y_label: metric.into(),
+                y_unit: Some(unit.into()),
+                lines: vec![line("before", before), line("after", after)],
+                table_fallback: false,
+            });
+        }
+    }
+    out
+}
+
+/// `stack` lines (`  name (kind, scheduler X)`, two spaces a level) as a tree.
+pub fn stack_tree(stack: &[String]) -> Vec<TreeNode> {
+    stack
+        .iter()
+        .map(|l| {
+            let t = l.trim_start_matches(' ');
+            let depth = (l.len() - t.len()) / 2;
+            let (label, detail) = match t.split_once(" (") {
+                Some((n, d)) => (n, d.strip_suffix(')').unwrap_or(d)),
+                None => (t, ""),
+            };
+            TreeNode {
+                depth,
+                label: label.into(),
+                detail: detail.into(),
+            }
+        })
+        .collect()
+}
+
 fn vars_table(b: &SandboxVars, a: &SandboxVars) -> Table {
     let mut t = Table::new(vec![
         Column::text("variable"),
@@ -358,9 +428,7 @@ impl crate::export::Report for TuneReport {
             ),
         );
         d.key_values(kv);
-        if !self.stack.is_empty() {
-            d.preformatted(self.stack.join("\n") + "\n");
-        }
+        d.tree(stack_tree(&self.stack));
         let mut ph = Table::new(vec![
             Column::text("phase"),
             Column::text("status"),
@@ -433,6 +501,9 @@ impl crate::export::Report for TuneReport {
                     c.planned
                 ));
                 d.table(before_after_table(c));
+                for s in before_after_series(&c.pairs) {
+                    d.series(s);
+                }
                 if let Some(n) = &c.note {
                     d.note(Tone::Warn, n.clone());
                 }

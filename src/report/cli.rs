@@ -1,0 +1,31 @@
+use clap::Args;
+use std::path::PathBuf;
+
+/// Render one or several innotune results (JSON v2 from `--format json` of
+/// probe, check, sweep, bench, oltp or tune, or a tune report directory's
+/// *.json) into one self-contained HTML page or markdown for a ticket.
+/// Several results are shown side by side, with a comparison table of the
+/// figures they share. Reads only the files given.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  innotune report probe.json check.json sweep.json -o report.html
+  innotune report before.json after.json -o compare.html     both runs side by side
+  innotune report innotune-db1-20261125-101500/*.json -o summary.md
+  innotune report sweep.json --format markdown                to stdout
+
+The format follows -o's extension (.html/.htm, .md/.markdown, .txt, .json), else --format.
+Exit codes: 0 rendered; 2 a file is missing or is not an innotune JSON v2 result.")]
+pub struct ReportArgs {
+    /// Result files written by innotune with --format json (envelope v2).
+    #[arg(required = true, value_name = "RESULT.json")]
+    pub files: Vec<PathBuf>,
+
+    /// Write to FILE (atomically) instead of stdout; its extension picks the format.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Title of the page (default: "innotune report" and the hosts).
+    #[arg(long)]
+    pub title: Option<String>,
+}

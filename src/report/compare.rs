@@ -1,0 +1,349 @@
+//! Several results side by side: the figures they share, one column per
+//! run, and charts with one line (or bar) per run.
+//!
+//! Each command's headline figures are pulled out as [`Metric`]s keyed by
+//! what they measure (`oltp_read_write TPS` at `8` threads, `page-read
+//! throughput` of `kyber`), so `before.json` and `after.json` of the same
+//! command line up, and so do a tune run's `oltp-before.json` and
+//! `oltp-after.json`.
+
+use super::load::Input;
+use super::render::{lat_unit, num, text};
+use crate::export::doc::{Cell, ChartKind, Column, Line, Point, Series, Table, Tone};
+use crate::export::text::fmt_num;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One figure of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Metric {
+    /// What it is, without the x: `oltp_read_write TPS`.
+    pub family: String,
+    /// Where on the family's x axis: threads, a scheduler, a job.
+    pub x: String,
+    /// The axis `x` is on (`threads`, `scheduler`, `job`).
+    pub x_label: String,
+    pub unit: String,
+    pub value: f64,
+    /// Some(true) when more is better, Some(false) when less is.
+    pub higher_is_better: Option<bool>,
+}
+
+impl Metric {
+    fn key(&self) -> (String, String) {
+        (self.family.clone(), self.x.clone())
+    }
+}
+
+fn m(
+    family: String,
+    x_label: &str,
+    x: String,
+    unit: &str,
+    value: Option<f64>,
+    higher: Option<bool>,
+) -> Option<Metric> {
+    Some(Metric {
+        family,
+        x,
+        x_label: x_label.into(),
+        unit: unit.into(),
+        value: value.filter(|v| v.is_finite())?,
+        higher_is_better: higher,
+    })
+}
+
+fn arr(v: &Value) -> &[Value] {
+    v.as_array().map(Vec::as_slice).unwrap_or(&[])
+}
+
+fn oltp_runs(out: &mut Vec<Metric>, runs: &Value) {
+    for r in arr(runs) {
+        let w = text(&r["workload"]);
+        let t = text(&r["threads"]);
+        out.extend(m(
+            format!("{w} TPS"),
+            "threads",
+            t.clone(),
+            "tps",
+            num(&r["transactions_per_s"]),
+            Some(true),
+        ));
+        out.extend(m(
+            format!("{w} QPS"),
+            "threads",
+            t.clone(),
+            "qps",
+            num(&r["queries_per_s"]),
+            Some(true),
+        ));
+        out.extend(m(
+            format!("{w} p95"),
+            "threads",
+            t,
+            "ms",
+            num(&r["latency"]["p95_ns"]).map(|n| n / 1e6),
+            Some(false),
+        ));
+    }
+}
+
+/// The headline figures of one result.
+pub fn metrics(i: &Input) -> Vec<Metric> {
+    let r = i.result();
+    let mut out = Vec::new();
+    match i.command.as_str() {
+        "oltp" | "tune-oltp" => oltp_runs(&mut out, &r["runs"]),
+        "sweep" => {
+            let max = arr(&r["results"])
+                .iter()
+                .filter_map(|c| num(&c["p99_ns"]["median"]))
+                .fold(0.0, f64::max);
+            let lat = lat_unit(max);
+            for c in arr(&r["results"]) {
+                let w = text(&c["workload"]);
+                let cand = text(&c["candidate"]);
+                let unit = text(&c["throughput"]["unit"]);
+                out.extend(m(
+                    format!("{w} throughput"),
+                    "scheduler",
+                    cand.clone(),
+                    &unit,
+                    num(&c["throughput"]["median"]),
+                    Some(true),
+                ));
+                out.extend(m(
+                    format!("{w} p99"),
+                    "scheduler",
+                    cand,
+                    lat.name,
+                    num(&c["p99_ns"]["median"]).map(|n| n / lat.ns),
+                    Some(false),
+                ));
+            }
+        }
+        "bench" => {
+            for j in arr(&r["result"]["jobs"]) {
+                let name = text(&j["name"]);
+                for dir in ["read", "write"] {
+                    let x = &j[dir];
+                    if !x.is_object() {
+                        continue;
+                    }
+                    out.extend(m(
+                        format!("{dir} IOPS"),
+                        "job",
+                        name.clone(),
+                        "IOPS",
+                        num(&x["iops_per_s"]),
+                        Some(true),
+                    ));
+                    out.extend(m(
+                        format!("{dir} p99"),
+                        "job",
+                        name.clone(),
+                        "µs",
+                        num(&x["clat"]["p99_ns"]).map(|n| n / 1e3),
+                        Some(false),
+                    ));
+                }
+            }
+        }
+        "tune" => {
+            for p in arr(&r["oltp"]["pairs"]) {
+                let w = text(&p["workload"]);
+                let t = text(&p["threads"]);
+                for side in ["before", "after"] {
+                    out.extend(m(
+                        format!("{w} TPS ({side})"),
+                        "threads",
+                        t.clone(),
+                        "tps",
+                        num(&p[side]["tps_per_s"]),
+                        Some(true),
+                    ));
+                }
+            }
+            findings_count(&mut out, "tune", &r["findings"]);
+        }
+        "check" | "probe" => findings_count(&mut out, &i.command, &r["findings"]),
+        _ => {}
+    }
+    out
+}
+
+/// Findings by severity, keyed by the command: probe's and check's rules
+/// differ, so only results of the same command line up.
+fn findings_count(out: &mut Vec<Metric>, command: &str, list: &Value) {
+    for sev in ["critical", "warning", "notice", "info"] {
+        let n = arr(list).iter().filter(|f| f["severity"] == sev).count();
+        out.extend(m(
+            format!("{command} findings"),
+            "severity",
+            sev.into(),
+            "",
+            Some(n as f64),
+            Some(false),
+        ));
+    }
+}
+
+/// The comparison of two or more runs: a table and charts.
+#[derive(Debug, Default, Serialize)]
+pub struct Comparison {
+    /// Labels of the runs, in the order given.
+    pub runs: Vec<String>,
+    /// Figures present in at least two runs: key and one value per run.
+    pub shared: Vec<SharedMetric>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SharedMetric {
+    pub family: String,
+    pub x: String,
+    pub x_label: String,
+    pub unit: String,
+    pub higher_is_better: Option<bool>,
+    /// One per run; None where that run does not have it.
+    pub values: Vec<Option<f64>>,
+}
+
+pub fn compare(inputs: &[Input]) -> Comparison {
+    let per: Vec<Vec<Metric>> = inputs.iter().map(metrics).collect();
+    let mut keys: Vec<Metric> = Vec::new();
+    for ms in &per {
+        for x in ms {
+            if !keys.iter().any(|k| k.key() == x.key()) {
+                keys.push(x.clone());
+            }
+        }
+    }
+    let shared = keys
+        .into_iter()
+        .filter_map(|k| {
+            let values: Vec<Option<f64>> = per
+                .iter()
+                .map(|ms| ms.iter().find(|x| x.key() == k.key()).map(|x| x.value))
+                .collect();
+            (values.iter().flatten().count() >= 2).then_some(SharedMetric {
+                family: k.family,
+                x: k.x,
+                x_label: k.x_label,
+                unit: k.unit,
+                higher_is_better: k.higher_is_better,
+                values,
+            })
+        })
+        .collect();
+    Comparison {
+        runs: inputs.iter().map(|i| i.label.clone()).collect(),
+        shared,
+    }
+}
+
+/// Rows of text every run has (what, where, when) above the figures.
+pub fn table(c: &Comparison, inputs: &[Input]) -> Table {
+    let mut cols = vec![Column::text("figure"), Column::text("unit")];
+    for r in &c.runs {
+        cols.push(Column::num(r.as_str(), None));
+    }
+    cols.push(Column::num("change", Some("%")));
+    let mut t = Table::new(cols).titled("Side by side");
+    let info = |label: &str, f: &dyn Fn(&Input) -> String| {
+        let mut row = vec![Cell::text(label), Cell::empty()];
+        row.extend(inputs.iter().map(|i| Cell::text(f(i))));
+        row.push(Cell::empty());
+        row
+    };
+    t.row(info("result", &|i: &Input| i.command.clone()));
+    t.row(info("host", &|i: &Input| i.hostname()));
+    t.row(info("kernel", &|i: &Input| {
+        text(&i.envelope["host"]["kernel"])
+    }));
+    t.row(info("generated", &|i: &Input| i.generated_at().to_string()));
+    for s in &c.shared {
+        let mut row = vec![
+            Cell::text(format!("{} @ {} {}", s.family, s.x_label, s.x)),
+            Cell::text(s.unit.clone()),
+        ];
+        row.extend(s.values.iter().map(|v| match v {
+            // Counts (findings) read as counts, not 2.00.
+            Some(x) if s.unit.is_empty() && x.fract() == 0.0 => Cell::num(*x, format!("{x:.0}")),
+            Some(x) => Cell::num(*x, fmt_num(*x)),
+            None => Cell::text("—").tone(Tone::Dim),
+        }));
+        // From the first run that has the figure to the last that has it.
+        let have: Vec<f64> = s.values.iter().flatten().copied().collect();
+        let change = match (have.first(), have.last()) {
+            (Some(&a), Some(&b)) if have.len() >= 2 && a != 0.0 => {
+                let pct = (b / a - 1.0) * 100.0;
+                let tone = match s.higher_is_better {
+                    Some(h) if pct.abs() >= 3.0 && (pct > 0.0) == h => Tone::Good,
+                    Some(_) if pct.abs() >= 3.0 => Tone::Bad,
+                    _ => Tone::Plain,
+                };
+                Cell::num(pct, format!("{pct:+.1}%")).tone(tone)
+            }
+            _ => Cell::text("—").tone(Tone::Dim),
+        };
+        row.push(change);
+        t.row(row);
+    }
+    t
+}
+
+/// One chart per family the runs share: a line per run against threads,
+/// bars per run for schedulers and jobs. A family with a single x (a
+/// severity count) is left to the table.
+pub fn charts(c: &Comparison) -> Vec<Series> {
+    let mut families: Vec<&str> = Vec::new();
+    for s in &c.shared {
+        if !families.contains(&s.family.as_str()) {
+            families.push(&s.family);
+        }
+    }
+    let mut out = Vec::new();
+    for f in families {
+        let rows: Vec<&SharedMetric> = c.shared.iter().filter(|s| s.family == f).collect();
+        if rows.len() < 2 || f.ends_with(" findings") {
+            continue;
+        }
+        let kind = if rows[0].x_label == "threads" {
+            ChartKind::Line
+        } else {
+            ChartKind::Bar
+        };
+        let lines = c
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(ri, run)| Line {
+                name: run.clone(),
+                points: rows
+                    .iter()
+                    .filter_map(|s| {
+                        Some(Point {
+                            x: s.x.clone(),
+                            y: s.values[ri]?,
+                            ci: None,
+                        })
+                    })
+                    .collect(),
+            })
+            .filter(|l| !l.points.is_empty())
+            .collect::<Vec<_>>();
+        if lines.len() < 2 {
+            continue;
+        }
+        out.push(Series {
+            title: format!("{f} by {}, per run", rows[0].x_label),
+            kind,
+            x_label: rows[0].x_label.clone(),
+            y_label: f.to_string(),
+            y_unit: Some(rows[0].unit.clone()).filter(|u| !u.is_empty()),
+            lines,
+            table_fallback: false,
+        });
+    }
+    out
+}
