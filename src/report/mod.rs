@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod compare;
+pub mod fleet;
 pub mod load;
 pub mod render;
 
@@ -39,6 +40,10 @@ pub struct ReportReport {
     /// Present with two or more inputs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<compare::Comparison>,
+    /// check results of two or more hosts: each finding across hosts,
+    /// outliers (findings on the fewest hosts) first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fleet: Vec<fleet::Group>,
     #[serde(skip)]
     loaded: Vec<load::Input>,
 }
@@ -65,6 +70,7 @@ pub fn execute(_host: &Host, files: &[PathBuf], title: Option<String>) -> Result
         }
     });
     let comparison = (loaded.len() >= 2).then(|| compare::compare(&loaded));
+    let fleet = fleet::groups(&loaded);
     Ok(ReportReport {
         title,
         inputs: loaded
@@ -79,6 +85,7 @@ pub fn execute(_host: &Host, files: &[PathBuf], title: Option<String>) -> Result
             })
             .collect(),
         comparison,
+        fleet,
         loaded,
     })
 }
@@ -88,6 +95,12 @@ impl crate::export::Report for ReportReport {
 
     fn document(&self) -> Document {
         let mut d = Document::new(self.title.clone());
+        if !self.fleet.is_empty() {
+            let hosts = self.fleet[0].of;
+            d.heading(format!("Fleet: {hosts} hosts"));
+            d.paragraph("Each finding across the hosts' check results, outliers first: a finding on few hosts is a host that drifted from the others.");
+            d.table(fleet::table(&self.fleet));
+        }
         if let Some(c) = &self.comparison {
             d.heading(format!("Side by side: {}", c.runs.join(" · ")));
             d.paragraph("Figures two or more results share, one column per result in the order given; change is from the first result that has the figure to the last one that has it (3% or more in the better direction is marked good, in the worse bad).");

@@ -1,0 +1,290 @@
+//! The Ansible role end to end, over real SSH: three "hosts" are network
+//! namespaces (a veth pair each, an sshd listening on the namespace's own
+//! address), each with its own innotune state directory and its own host
+//! tree (a generated check-planted tree, replayed with --root, so applying
+//! changes the tree and never this machine). `ansible-playbook` (Debian's
+//! ansible) runs the role twice: the first run applies on every host, the
+//! second reports nothing changed; check mode changes nothing; the fleet
+//! report on the controller names the three hosts. ansible-lint accepts the
+//! role and playbook.
+//!
+//! Live-gated (root, namespaces). Every namespace, veth and sshd is removed
+//! on every path (Drop).
+
+mod host_support;
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn manifest() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sh(cmd: &mut Command) -> std::process::Output {
+    let o = cmd.output().unwrap();
+    assert!(
+        o.status.success(),
+        "{cmd:?}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// One fake host: a namespace with an sshd.
+struct NsHost {
+    ns: String,
+    veth: String,
+    addr: String,
+    sshd: Option<Child>,
+}
+
+impl Drop for NsHost {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.sshd.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = Command::new("ip").args(["link", "del", &self.veth]).output();
+        let _ = Command::new("ip").args(["netns", "del", &self.ns]).output();
+    }
+}
+
+fn ns_host(i: u32, tmp: &Path, pubkey: &Path) -> NsHost {
+    let tag = format!("{}{}", std::process::id() % 10000, i);
+    let mut h = NsHost {
+        ns: format!("innotune-t{tag}"),
+        veth: format!("itv{tag}"),
+        addr: format!("10.231.{i}.2"),
+        sshd: None,
+    };
+    let peer = format!("itp{tag}");
+    sh(Command::new("ip").args(["netns", "add", &h.ns]));
+    sh(Command::new("ip").args(["link", "add", &h.veth, "type", "veth", "peer", "name", &peer]));
+    sh(Command::new("ip").args(["link", "set", &peer, "netns", &h.ns]));
+    sh(Command::new("ip").args(["addr", "add", &format!("10.231.{i}.1/24"), "dev", &h.veth]));
+    sh(Command::new("ip").args(["link", "set", &h.veth, "up"]));
+    let inns = |args: &[&str]| {
+        sh(Command::new("ip")
+            .args(["netns", "exec", &h.ns])
+            .args(args));
+    };
+    inns(&["ip", "addr", "add", &format!("{}/24", h.addr), "dev", &peer]);
+    inns(&["ip", "link", "set", &peer, "up"]);
+    inns(&["ip", "link", "set", "lo", "up"]);
+
+    let dir = tmp.join(format!("sshd{i}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("host_ed25519");
+    sh(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key));
+    let cfg = dir.join("sshd_config");
+    std::fs::write(
+        &cfg,
+        format!(
+            "Port 22\nListenAddress {}\nHostKey {}\nAuthorizedKeysFile {}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile {}\nSubsystem sftp internal-sftp\n",
+            h.addr,
+            key.display(),
+            pubkey.display(),
+            dir.join("sshd.pid").display()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all("/run/sshd").unwrap();
+    h.sshd = Some(
+        Command::new("ip")
+            .args(["netns", "exec", &h.ns, "/usr/sbin/sshd", "-D", "-e", "-f"])
+            .arg(&cfg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // Ready when it accepts a connection.
+    let sa: SocketAddr = format!("{}:22", h.addr).parse().unwrap();
+    let t0 = Instant::now();
+    while TcpStream::connect_timeout(&sa, Duration::from_millis(200)).is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "sshd in {} not up", h.ns);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    h
+}
+
+/// `changed=N` of every host in the play recap.
+fn changed(recap: &str) -> Vec<(String, u32)> {
+    recap
+        .lines()
+        .filter(|l| l.contains(" : ok="))
+        .map(|l| {
+            let host = l.split_whitespace().next().unwrap().to_string();
+            let n = l
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("changed="))
+                .unwrap()
+                .parse()
+                .unwrap();
+            (host, n)
+        })
+        .collect()
+}
+
+#[test]
+fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
+    if !host_support::live() {
+        return;
+    }
+    assert!(
+        Path::new("/usr/bin/ansible-playbook").exists() && Path::new("/usr/sbin/sshd").exists(),
+        "needs ansible and openssh-server (bash .ci/run installs them)"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let key = t.join("id_ed25519");
+    sh(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key));
+    let pubkey = t.join("id_ed25519.pub");
+    std::fs::set_permissions(t, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+
+    // Host trees: the planted fixture, one per host, with its own hostname.
+    sh(Command::new("python3")
+        .arg(manifest().join("tests/fixtures/hosts/make-check-fixtures.py"))
+        .arg(t.join("gen")));
+    let mut inv = String::from("[dbservers]\n");
+    let mut hosts = Vec::new();
+    for i in 1..=3u32 {
+        let root = t.join(format!("host{i}"));
+        sh(Command::new("cp").arg("-a").arg(t.join("gen/check-planted")).arg(&root));
+        std::fs::write(root.join("proc/sys/kernel/hostname"), format!("db{i}\n")).unwrap();
+        let state = t.join(format!("state{i}"));
+        let h = ns_host(i, t, &pubkey);
+        inv.push_str(&format!(
+            "db{i} ansible_host={} innotune_root={} innotune_path=/var/lib/mysql innotune_bin={} innotune_remote_dir={} innotune_environment='{{\"INNOTUNE_STATE_DIR\": \"{}\"}}'\n",
+            h.addr,
+            root.display(),
+            t.join(format!("bin{i}/innotune")).display(),
+            t.join(format!("remote{i}")).display(),
+            state.display()
+        ));
+        hosts.push(h);
+    }
+    inv.push_str(&format!(
+        "\n[dbservers:vars]\nansible_user=root\nansible_ssh_private_key_file={}\nansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\ninnotune_apply=true\ninnotune_binary_src={}\n",
+        key.display(),
+        env!("CARGO_BIN_EXE_innotune")
+    ));
+    for i in 1..=3 {
+        std::fs::create_dir_all(t.join(format!("bin{i}"))).unwrap();
+    }
+    let inventory = t.join("inventory.ini");
+    std::fs::write(&inventory, inv).unwrap();
+    let results = t.join("results");
+
+    let play = |extra: &[&str]| -> String {
+        let o = Command::new("ansible-playbook")
+            .arg("-i")
+            .arg(&inventory)
+            .arg(manifest().join("contrib/ansible/playbook.yml"))
+            .arg("-e")
+            .arg(format!(
+                "innotune_results_dir={} innotune_local_bin={}",
+                results.display(),
+                env!("CARGO_BIN_EXE_innotune")
+            ))
+            .args(extra)
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+            .env("ANSIBLE_LOCAL_TEMP", t.join("ansible-local"))
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            o.status.success(),
+            "ansible-playbook {extra:?} failed:\n{out}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        out
+    };
+
+    // Check mode first: the plan shows as changed, nothing is applied.
+    let out = play(&["--check"]);
+    let c = changed(&out);
+    assert_eq!(c.iter().filter(|(h, _)| h.starts_with("db")).count(), 3, "{out}");
+    assert!(c.iter().filter(|(h, _)| h.starts_with("db")).all(|(_, n)| *n >= 1), "{out}");
+    assert!(!t.join("state1/applied.json").exists(), "check mode applied:\n{out}");
+    // Still pending afterwards: apply --check exits 1.
+    let o = Command::new(env!("CARGO_BIN_EXE_innotune"))
+        .env("INNOTUNE_STATE_DIR", t.join("state1"))
+        .arg("--root")
+        .arg(t.join("host1"))
+        .args(["apply", "--check", "/var/lib/mysql"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "check mode applied something");
+
+    // First run: every host changes.
+    let out = play(&[]);
+    for (h, n) in changed(&out).iter().filter(|(h, _)| h.starts_with("db")) {
+        assert!(*n >= 1, "{h} unchanged on the first run:\n{out}");
+    }
+    for i in 1..=3 {
+        assert!(
+            t.join(format!("state{i}/applied.json")).exists(),
+            "host {i} has no applied.json:\n{out}"
+        );
+    }
+    // Second run: nothing changed anywhere.
+    let out = play(&[]);
+    let c = changed(&out);
+    assert_eq!(c.iter().filter(|(h, _)| h.starts_with("db")).count(), 3, "{out}");
+    assert!(c.iter().all(|(_, n)| *n == 0), "second run changed something:\n{out}");
+
+    // Results fetched per host, and one fleet report naming all three.
+    for i in 1..=3 {
+        let j: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(results.join(format!("db{i}/check.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(j["schema"], "check/2");
+        assert_eq!(j["host"]["hostname"], format!("db{i}"));
+    }
+    let html = std::fs::read_to_string(results.join("fleet.html")).unwrap();
+    for i in 1..=3 {
+        assert!(html.contains(&format!("db{i}")), "fleet report lacks db{i}");
+    }
+    // The same planted findings on every host are grouped: "3 of 3".
+    assert!(html.contains("Fleet: 3 hosts"), "no fleet section");
+    assert!(html.contains("3 of 3"), "findings not grouped across hosts");
+
+    // Put the trees back (restore through each host's state dir).
+    for i in 1..=3 {
+        let o = Command::new(env!("CARGO_BIN_EXE_innotune"))
+            .env("INNOTUNE_STATE_DIR", t.join(format!("state{i}")))
+            .arg("--root")
+            .arg(t.join(format!("host{i}")))
+            .arg("restore")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    drop(hosts);
+}
+
+#[test]
+fn role_and_playbook_pass_ansible_lint() {
+    if !Path::new("/usr/bin/ansible-lint").exists() {
+        panic!("ansible-lint is missing (bash .ci/run installs it)");
+    }
+    let home = tempfile::tempdir().unwrap();
+    let o = Command::new("ansible-lint")
+        .args(["--offline", "-p", "playbook.yml", "roles/innotune"])
+        .current_dir(manifest().join("contrib/ansible"))
+        .env("HOME", home.path())
+        .env("ANSIBLE_NOCOLOR", "1")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
