@@ -65,6 +65,8 @@ pub enum Command {
     Check(crate::check::cli::CheckArgs),
     /// Apply check's advice now and persistently, journaled (shows the plan without --yes).
     Apply(crate::apply::cli::ApplyArgs),
+    /// Digest a slow query log into classes like pt-query-digest, using every core.
+    Slowlog(crate::slowlog::cli::SlowlogArgs),
     /// Put back every host setting recorded in an unfinished journal, and what apply made.
     Restore(crate::journal::cli::RestoreArgs),
 }

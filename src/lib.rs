@@ -35,6 +35,7 @@ pub mod output;
 pub mod probe;
 pub mod safety;
 pub mod sandbox;
+pub mod slowlog;
 pub mod stats;
 pub mod sweep;
 pub mod tune;
@@ -83,6 +84,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Check(a) => check::run(a, &ctx),
         Command::Apply(a) => apply::run(a, &ctx),
         Command::Tune(a) => tune::run(a, &ctx),
+        Command::Slowlog(a) => slowlog::run(a, &ctx),
         Command::Restore(a) => apply::applied::run_restore(a, &ctx),
     }
 }
