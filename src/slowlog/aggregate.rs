@@ -12,31 +12,41 @@ const MAX_DISTINCT: usize = 32;
 pub const OTHERS: &str = "(others)";
 
 /// pt-query-digest's query-time histogram: 1 µs, 10 µs, … 1 s, 10 s+.
-pub const HISTOGRAM_BUCKETS: [&str; 8] = ["1us", "10us", "100us", "1ms", "10ms", "100ms", "1s", "10s+"];
+pub const HISTOGRAM_BUCKETS: [&str; 8] =
+    ["1us", "10us", "100us", "1ms", "10ms", "100ms", "1s", "10s+"];
 
-/// Sum, min and max of one attribute.
+/// Sum, min and max of one attribute, in integers (nanoseconds for times):
+/// exact, so the result does not depend on how the file was split.
 #[derive(Debug, Clone, Copy)]
 pub struct Stat {
-    pub sum: f64,
-    pub min: f64,
-    pub max: f64,
+    pub sum: u64,
+    pub min: u64,
+    pub max: u64,
 }
 
 impl Default for Stat {
     fn default() -> Self {
         Stat {
-            sum: 0.0,
-            min: f64::INFINITY,
-            max: f64::NEG_INFINITY,
+            sum: 0,
+            min: u64::MAX,
+            max: 0,
         }
     }
 }
 
 impl Stat {
-    fn add(&mut self, v: f64) {
+    fn add(&mut self, v: u64) {
         self.sum += v;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
+    }
+    /// The minimum, 0 when nothing was added.
+    pub fn min_or_zero(&self) -> u64 {
+        if self.min == u64::MAX {
+            0
+        } else {
+            self.min
+        }
     }
     fn merge(&mut self, o: &Stat) {
         self.sum += o.sum;
@@ -51,18 +61,20 @@ impl Stat {
 pub struct LogBuckets(Vec<u32>);
 
 const BASE_LN: f64 = 0.048_790_164_169_432; // ln(1.05)
-const MIN_T: f64 = 1e-6;
+/// 1 µs in ns: the first bucket's upper edge.
+const MIN_T: f64 = 1e3;
 const MAX_BUCKET: usize = 1000;
 
 impl LogBuckets {
-    fn index(v: f64) -> usize {
+    fn index(ns: u64) -> usize {
+        let v = ns as f64;
         if v < MIN_T {
             0
         } else {
             (((v / MIN_T).ln() / BASE_LN) as usize + 1).min(MAX_BUCKET - 1)
         }
     }
-    fn add(&mut self, v: f64) {
+    fn add(&mut self, v: u64) {
         let i = Self::index(v);
         if self.0.len() <= i {
             self.0.resize(i + 1, 0);
@@ -79,10 +91,10 @@ impl LogBuckets {
     }
     /// The lower bound of the bucket holding the `p`-th fraction (pt reports
     /// its percentiles the same way: a bucket's value, not an exact one).
-    pub fn percentile(&self, p: f64) -> f64 {
+    pub fn percentile(&self, p: f64) -> u64 {
         let total: u64 = self.0.iter().map(|&c| u64::from(c)).sum();
         if total == 0 {
-            return 0.0;
+            return 0;
         }
         let want = ((total as f64) * p).ceil().max(1.0) as u64;
         let mut seen = 0u64;
@@ -90,13 +102,13 @@ impl LogBuckets {
             seen += u64::from(c);
             if seen >= want {
                 return if i == 0 {
-                    0.0
+                    0
                 } else {
-                    MIN_T * (BASE_LN * (i - 1) as f64).exp()
+                    (MIN_T * (BASE_LN * (i - 1) as f64).exp()) as u64
                 };
             }
         }
-        0.0
+        0
     }
 }
 
@@ -135,7 +147,7 @@ impl Counter {
 #[derive(Debug, Clone, Default)]
 pub struct Sample {
     pub query: String,
-    pub query_time: f64,
+    pub query_time: u64,
     pub ts: Option<i64>,
     pub db: Option<String>,
 }
@@ -177,14 +189,14 @@ fn opt_max(a: Option<i64>, b: Option<i64>) -> Option<i64> {
 }
 
 impl Class {
-    fn add(&mut self, e: &Entry<'_>, qt: f64, db: Option<&[u8]>) {
+    fn add(&mut self, e: &Entry<'_>, qt: u64, db: Option<&[u8]>) {
         self.count += 1;
         self.query_time.add(qt);
         self.lock_time.add(e.lock_time);
-        self.rows_sent.add(e.rows_sent as f64);
-        self.rows_examined.add(e.rows_examined as f64);
+        self.rows_sent.add(e.rows_sent);
+        self.rows_examined.add(e.rows_examined);
         if let Some(r) = e.rows_affected {
-            self.rows_affected.add(r as f64);
+            self.rows_affected.add(r);
         }
         self.buckets.add(qt);
         self.histogram[histogram_bucket(qt)] += 1;
@@ -213,6 +225,7 @@ impl Class {
     }
 
     fn merge(&mut self, o: Class) {
+        // Ties keep the earlier range's sample: the same as one thread.
         let better = self.count == 0 || o.sample.query_time > self.sample.query_time;
         self.count += o.count;
         self.query_time.merge(&o.query_time);
@@ -238,12 +251,12 @@ impl Class {
     }
 }
 
-fn histogram_bucket(t: f64) -> usize {
+fn histogram_bucket(ns: u64) -> usize {
     let mut b = 0;
-    let mut edge = 1e-5;
-    while b < 7 && t >= edge {
+    let mut edge = 10_000; // 10 µs
+    while b < 7 && ns >= edge {
         b += 1;
-        edge *= 10.0;
+        edge *= 10;
     }
     b
 }
@@ -280,8 +293,8 @@ pub struct Totals {
     pub entries: u64,
     pub malformed: u64,
     pub filtered_out: u64,
-    pub query_time: f64,
-    pub lock_time: f64,
+    pub query_time: u64,
+    pub lock_time: u64,
     pub rows_sent: u64,
     pub rows_examined: u64,
     pub first_ts: Option<i64>,
@@ -310,9 +323,10 @@ impl Aggregator {
         }
     }
 
-    /// Add everything in `region` (entry-aligned bytes).
-    pub fn region(&mut self, region: &[u8]) {
-        super::parse::for_each(region, |p| self.parsed(p));
+    /// Add everything in `region` (entry-aligned bytes; `at_eof`: it ends
+    /// the input).
+    pub fn region(&mut self, region: &[u8], at_eof: bool) {
+        super::parse::for_each(region, at_eof, |p| self.parsed(p));
     }
 
     pub fn parsed(&mut self, p: Parsed<'_>) {
@@ -333,7 +347,7 @@ impl Aggregator {
             None => e.ts = self.last_ts,
         }
         let db: Option<&[u8]> = e.db.or(e.schema).or(self.last_db.as_deref());
-        let qt = e.query_time.unwrap_or(0.0);
+        let qt = e.query_time.unwrap_or(0);
         if !self.filter.keeps(&e, db) {
             self.totals.filtered_out += 1;
             return;
@@ -401,20 +415,20 @@ mod tests {
 
     #[test]
     fn histogram_edges() {
-        assert_eq!(histogram_bucket(0.000_000_5), 0);
-        assert_eq!(histogram_bucket(0.000_01), 1);
-        assert_eq!(histogram_bucket(0.5), 5);
-        assert_eq!(histogram_bucket(1.0), 6);
-        assert_eq!(histogram_bucket(100.0), 7);
+        assert_eq!(histogram_bucket(500), 0);
+        assert_eq!(histogram_bucket(10_000), 1);
+        assert_eq!(histogram_bucket(500_000_000), 5);
+        assert_eq!(histogram_bucket(1_000_000_000), 6);
+        assert_eq!(histogram_bucket(100_000_000_000), 7);
     }
 
     #[test]
     fn p95_is_within_a_bucket() {
         let mut b = LogBuckets::default();
         for i in 1..=100 {
-            b.add(i as f64 / 1000.0);
+            b.add(i * 1_000_000);
         }
         let p = b.percentile(0.95);
-        assert!((0.090..=0.095).contains(&p), "{p}");
+        assert!((90_000_000..=95_000_000).contains(&p), "{p}");
     }
 }

@@ -43,7 +43,12 @@ pub struct SlowlogArgs {
     pub top: usize,
 
     /// pt-query-digest's order: ATTRIBUTE:FUNCTION with Query_time|Lock_time|Rows_sent|Rows_examined and sum|avg|max|min|cnt.
-    #[arg(long, value_name = "ATTR:FUNC", default_value = "Query_time:sum", conflicts_with = "sort")]
+    #[arg(
+        long,
+        value_name = "ATTR:FUNC",
+        default_value = "Query_time:sum",
+        conflicts_with = "sort"
+    )]
     pub order_by: String,
 
     /// mysqldumpslow's order: t, at, l, al, r, ar or c.

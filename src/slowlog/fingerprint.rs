@@ -596,7 +596,10 @@ mod tests {
             fp("select name, password from user\n  where id=5"),
             "select name, password from user where id=?"
         );
-        assert_eq!(fp("SELECT * FROM t WHERE a IN (1, 2, 3)"), "select * from t where a in(?+)");
+        assert_eq!(
+            fp("SELECT * FROM t WHERE a IN (1, 2, 3)"),
+            "select * from t where a in(?+)"
+        );
         assert_eq!(
             fp("INSERT INTO t VALUES (1,'a'),(2,'b')"),
             "insert into t values(?+)"

@@ -57,8 +57,12 @@ pub fn read(path: &Path, threads: usize, filter: &Filter) -> Result<Digested> {
     // SAFETY: the map is read-only; a log appended to while mapped only
     // grows past the mapped length. A log truncated meanwhile could SIGBUS;
     // logs are rotated by rename, which is harmless.
-    let map = unsafe { memmap2::Mmap::map(&file) }
-        .map_err(|e| Fix::new(format!("cannot map {shown}: {e}"), "check the file is readable"))?;
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| {
+        Fix::new(
+            format!("cannot map {shown}: {e}"),
+            "check the file is readable",
+        )
+    })?;
     if map.starts_with(&GZIP_MAGIC) {
         drop(map);
         let f = std::fs::File::open(path)?;
@@ -97,7 +101,10 @@ fn inherited(buf: &[u8], at: usize) -> (Option<Vec<u8>>, Option<i64>) {
     let window = &buf[at.saturating_sub(INHERIT_WINDOW)..at];
     let db = memmem::rfind(window, b"\nuse ").map(|i| {
         let v = &window[i + 5..];
-        let end = v.iter().position(|&b| b == b';' || b == b'\n').unwrap_or(v.len());
+        let end = v
+            .iter()
+            .position(|&b| b == b';' || b == b'\n')
+            .unwrap_or(v.len());
         v[..end].trim_ascii().to_vec()
     });
     let ts = memmem::rfind(window, b"\nSET timestamp=").and_then(|i| {
@@ -123,7 +130,7 @@ fn parallel(buf: &[u8], threads: usize, filter: &Filter) -> Aggregator {
                         let (db, ts) = inherited(buf, a);
                         agg.inherit(db, ts);
                     }
-                    agg.region(&buf[a..b]);
+                    agg.region(&buf[a..b], b == buf.len());
                     agg
                 })
             })
@@ -155,13 +162,11 @@ fn stream(r: &mut dyn Read, filter: &Filter) -> Result<Digested> {
             match r.read(&mut buf[old..]) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return Err(Fix::new(
-                        format!("cannot read the slow log: {e}"),
-                        "check the file is complete (a gzip file cut short cannot be read to its end)",
-                    )
-                    .into())
-                }
+                Err(e) => return Err(Fix::new(
+                    format!("cannot read the slow log: {e}"),
+                    "check the file is complete (a gzip file cut short cannot be read to its end)",
+                )
+                .into()),
             }
         };
         buf.truncate(old + n);
@@ -179,11 +184,11 @@ fn stream(r: &mut dyn Read, filter: &Filter) -> Result<Digested> {
             }
         }
         if n == 0 {
-            agg.region(&buf);
+            agg.region(&buf, true);
             break;
         }
         if let Some(cut) = parse::last_boundary(&buf) {
-            agg.region(&buf[..cut]);
+            agg.region(&buf[..cut], false);
             buf.drain(..cut);
         }
     }

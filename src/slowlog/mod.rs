@@ -94,7 +94,7 @@ impl Order {
         Order { attr, func }
     }
 
-    fn key(&self, c: &Class) -> f64 {
+    fn key(&self, c: &Class) -> u64 {
         let s = match self.attr {
             Attr::QueryTime => &c.query_time,
             Attr::LockTime => &c.lock_time,
@@ -103,10 +103,10 @@ impl Order {
         };
         match self.func {
             Func::Sum => s.sum,
-            Func::Avg => s.sum / c.count.max(1) as f64,
+            Func::Avg => s.sum / c.count.max(1),
             Func::Max => s.max,
-            Func::Min => s.min,
-            Func::Cnt => c.count as f64,
+            Func::Min => s.min_or_zero(),
+            Func::Cnt => c.count,
         }
     }
 
@@ -222,14 +222,13 @@ pub fn execute(_host: &Host, args: &SlowlogArgs) -> Result<SlowlogReport> {
     let totals = agg.totals;
     let mut classes = agg.classes;
     // Ties broken by fingerprint so the order is the same on every run.
-    classes.sort_by(|(fa, a), (fb, b)| {
-        order
-            .key(b)
-            .total_cmp(&order.key(a))
-            .then_with(|| fa.cmp(fb))
-    });
+    classes.sort_by(|(fa, a), (fb, b)| order.key(b).cmp(&order.key(a)).then_with(|| fa.cmp(fb)));
     let classes_total = classes.len();
-    let top = if args.top == 0 { classes_total } else { args.top };
+    let top = if args.top == 0 {
+        classes_total
+    } else {
+        args.top
+    };
     let shown = classes
         .iter()
         .take(top)

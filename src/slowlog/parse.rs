@@ -39,8 +39,10 @@ pub struct Entry<'a> {
     pub db: Option<&'a [u8]>,
     /// MariaDB/Percona `Schema:`.
     pub schema: Option<&'a [u8]>,
-    pub query_time: Option<f64>,
-    pub lock_time: f64,
+    /// Nanoseconds (the log's microseconds, kept exact as integers so sums
+    /// do not depend on the order threads add them in).
+    pub query_time: Option<u64>,
+    pub lock_time: u64,
     pub rows_sent: u64,
     pub rows_examined: u64,
     pub rows_affected: Option<u64>,
@@ -101,26 +103,25 @@ pub fn last_boundary(buf: &[u8]) -> Option<usize> {
 }
 
 /// Call `f` for every entry in `region`, which starts at an entry boundary
-/// (or the file start) and ends at one (or the file end).
-pub fn for_each<'a>(region: &'a [u8], mut f: impl FnMut(Parsed<'a>)) {
+/// (or the file start) and ends at one (`at_eof` false) or at the end of
+/// the input (`at_eof` true).
+pub fn for_each<'a>(region: &'a [u8], at_eof: bool, mut f: impl FnMut(Parsed<'a>)) {
     let finder = memmem::Finder::new(SEP);
     let mut start = 0;
     for sep in finder.find_iter(region) {
         if !is_boundary(region, sep) {
             continue;
         }
-        chunk(&region[start..sep], &mut f);
+        chunk(&region[start..sep], false, &mut f);
         start = sep + 2;
     }
     if start < region.len() {
         let mut last = &region[start..];
-        // pt: `s/;\n#?\Z//`
+        // pt: `s/;\n#?\Z//` (a final `;` without a newline stays, as in pt).
         if let Some(s) = last.strip_suffix(b";\n") {
             last = s;
-        } else if let Some(s) = last.strip_suffix(b";") {
-            last = s;
         }
-        chunk(last, &mut f);
+        chunk(last, at_eof, &mut f);
     }
 }
 
@@ -134,12 +135,14 @@ pub fn is_header(line: &[u8]) -> bool {
         return rest.starts_with(b"Id Command");
     }
     match line.first() {
-        Some(b'/' | b'A'..=b'Z') => {
-            (memmem::find(line, b"mysqld, Version").is_some()
-                || memmem::find(line, b"mariadbd, Version").is_some())
-                && (memmem::find(line, b"started with:").is_some()
-                    || memmem::find(line, b"embedded library").is_some())
-        }
+        Some(b'/' | b'A'..=b'Z') => match memmem::find(line, b"d, Version") {
+            Some(at) => {
+                (line[..at].ends_with(b"mysql") || line[..at].ends_with(b"mariadb"))
+                    && (memmem::find(line, b"started with:").is_some()
+                        || memmem::find(line, b"embedded library").is_some())
+            }
+            None => false,
+        },
         _ => false,
     }
 }
@@ -160,12 +163,12 @@ fn lines(buf: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
 
 /// One record between separators; more than one entry when start-up
 /// header lines sit inside it.
-fn chunk<'a>(mut c: &'a [u8], f: &mut impl FnMut(Parsed<'a>)) {
+fn chunk<'a>(mut c: &'a [u8], at_eof: bool, f: &mut impl FnMut(Parsed<'a>)) {
     loop {
         if c.iter().all(|b| b.is_ascii_whitespace()) {
             return;
         }
-        let (parsed, rest) = entry(c);
+        let (parsed, rest) = entry(c, at_eof);
         f(parsed);
         match rest {
             Some(r) => c = r,
@@ -174,17 +177,28 @@ fn chunk<'a>(mut c: &'a [u8], f: &mut impl FnMut(Parsed<'a>)) {
     }
 }
 
+/// What pt-query-digest calls an entry whose header has no statement after
+/// it (when another entry follows; at the end of a file it is dropped).
+pub const NO_QUERY: &[u8] = b"/* No query */";
+
 /// Parse one entry; returns what follows a mid-entry header, if any.
-fn entry(c: &[u8]) -> (Parsed<'_>, Option<&[u8]>) {
+///
+/// Counted as pt counts: a header followed by a statement is an entry even
+/// without `# Query_time` (its time is 0); a header with `# Query_time` and
+/// no statement is an entry with the statement [`NO_QUERY`] unless it is the
+/// last thing in the file (a log cut short). Malformed: a statement with no
+/// `#` header line before it (a log that starts mid-entry), or a header
+/// without `Query_time` and without a statement.
+fn entry(c: &[u8], at_eof: bool) -> (Parsed<'_>, Option<&[u8]>) {
     let mut e = Entry::default();
     let mut got_set = false;
     let mut query: Option<&[u8]> = None;
     let mut rest = None;
-    let mut saw_header_only = true;
+    let mut no_header_yet = true;
     let mut it = lines(c);
     while let Some((start, line)) = it.next() {
         if line.first() == Some(&b'#') {
-            saw_header_only = false;
+            no_header_yet = false;
             meta_line(line, &mut e);
             if e.admin && query.is_none() {
                 query = Some(admin_text(line));
@@ -192,7 +206,7 @@ fn entry(c: &[u8]) -> (Parsed<'_>, Option<&[u8]>) {
             continue;
         }
         if line.starts_with(b"use ") {
-            saw_header_only = false;
+            no_header_yet = false;
             if e.db.is_none() {
                 let v = &line[4..];
                 let end = memchr::memchr(b';', v).unwrap_or(v.len());
@@ -204,7 +218,7 @@ fn entry(c: &[u8]) -> (Parsed<'_>, Option<&[u8]>) {
             || line.starts_with(b"SET insert_id")
             || line.starts_with(b"SET last_insert_id")
         {
-            saw_header_only = false;
+            no_header_yet = false;
             if !got_set {
                 got_set = true;
                 set_line(line, &mut e);
@@ -216,7 +230,7 @@ fn entry(c: &[u8]) -> (Parsed<'_>, Option<&[u8]>) {
             // right after a restart).
             continue;
         }
-        if saw_header_only && line.trim_ascii().is_empty() {
+        if no_header_yet && line.trim_ascii().is_empty() {
             continue;
         }
         // The statement: to the end of the record, or to a start-up header
@@ -246,9 +260,13 @@ fn entry(c: &[u8]) -> (Parsed<'_>, Option<&[u8]>) {
         }
         break;
     }
-    let parsed = match (query, e.query_time) {
-        (Some(q), Some(_)) if !q.is_empty() => {
+    let parsed = match query {
+        Some(q) if !q.is_empty() && !no_header_yet => {
             e.query = q;
+            Parsed::Entry(e)
+        }
+        None if e.query_time.is_some() && !at_eof && rest.is_none() => {
+            e.query = NO_QUERY;
             Parsed::Entry(e)
         }
         _ => Parsed::Malformed,
@@ -311,8 +329,29 @@ fn attributes<'a>(body: &'a [u8], e: &mut Entry<'a>) {
     }
 }
 
-fn num_f(v: &[u8]) -> Option<f64> {
-    std::str::from_utf8(v).ok()?.parse().ok()
+/// `1.000215` seconds → nanoseconds (at most 9 decimals are kept).
+pub fn seconds_ns(v: &[u8]) -> Option<u64> {
+    let (int, frac) = match memchr::memchr(b'.', v) {
+        Some(i) => (&v[..i], &v[i + 1..]),
+        None => (v, &b""[..]),
+    };
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let whole = if int.is_empty() { 0 } else { num_u(int)? };
+    let mut ns = 0u64;
+    for k in 0..9 {
+        let d = match frac.get(k) {
+            Some(c) if c.is_ascii_digit() => u64::from(c - b'0'),
+            Some(_) => return None,
+            None => 0,
+        };
+        ns = ns * 10 + d;
+    }
+    if frac.len() > 9 && !frac[9..].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    whole.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
 fn num_u(v: &[u8]) -> Option<u64> {
@@ -328,8 +367,8 @@ fn yes(v: &[u8]) -> bool {
 
 fn set_attribute<'a>(key: &[u8], v: &'a [u8], e: &mut Entry<'a>) {
     match key {
-        b"Query_time" => e.query_time = num_f(v),
-        b"Lock_time" => e.lock_time = num_f(v).unwrap_or(0.0),
+        b"Query_time" => e.query_time = seconds_ns(v),
+        b"Lock_time" => e.lock_time = seconds_ns(v).unwrap_or(0),
         b"Rows_sent" => e.rows_sent = num_u(v).unwrap_or(0),
         b"Rows_examined" => e.rows_examined = num_u(v).unwrap_or(0),
         b"Rows_affected" => e.rows_affected = num_u(v),
@@ -468,7 +507,7 @@ mod tests {
     fn parse(s: &str) -> (Vec<String>, usize) {
         let mut q = Vec::new();
         let mut bad = 0;
-        for_each(s.as_bytes(), |p| match p {
+        for_each(s.as_bytes(), true, |p| match p {
             Parsed::Entry(e) => q.push(String::from_utf8_lossy(e.query).into_owned()),
             Parsed::Malformed => bad += 1,
         });
@@ -476,10 +515,21 @@ mod tests {
     }
 
     #[test]
+    fn seconds() {
+        assert_eq!(seconds_ns(b"0.000215"), Some(215_000));
+        assert_eq!(seconds_ns(b"12"), Some(12_000_000_000));
+        assert_eq!(seconds_ns(b"1.5"), Some(1_500_000_000));
+        assert_eq!(seconds_ns(b"x"), None);
+    }
+
+    #[test]
     fn times() {
         assert_eq!(parse_time(b"241125 16:00:01"), Some(1_732_550_401));
         assert_eq!(parse_time(b"241125  6:00:01"), Some(1_732_514_401));
-        assert_eq!(parse_time(b"2024-11-25T16:00:01.123456Z"), Some(1_732_550_401));
+        assert_eq!(
+            parse_time(b"2024-11-25T16:00:01.123456Z"),
+            Some(1_732_550_401)
+        );
     }
 
     #[test]
@@ -497,10 +547,14 @@ mod tests {
         let (q, bad) = {
             let mut q = Vec::new();
             let mut bad = 0;
-            for_each(b"# Query_time: 1\nSET timestamp=1;\n# administrator command: Quit;\n", |p| match p {
-                Parsed::Entry(e) => q.push(e.query.to_vec()),
-                Parsed::Malformed => bad += 1,
-            });
+            for_each(
+                b"# Query_time: 1\nSET timestamp=1;\n# administrator command: Quit;\n",
+                true,
+                |p| match p {
+                    Parsed::Entry(e) => q.push(e.query.to_vec()),
+                    Parsed::Malformed => bad += 1,
+                },
+            );
             (q, bad)
         };
         assert_eq!((q, bad), (vec![b"administrator command: Quit".to_vec()], 0));

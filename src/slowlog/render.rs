@@ -19,7 +19,11 @@ impl Report for SlowlogReport {
             format!(
                 "{:.1} MiB{} in {:.2} s ({:.0} MiB/s, {} thread{})",
                 self.read_bytes as f64 / 1048576.0,
-                if self.gzip { " (gzip, decompressed)" } else { "" },
+                if self.gzip {
+                    " (gzip, decompressed)"
+                } else {
+                    ""
+                },
                 self.elapsed_s,
                 self.read_bytes_per_s / 1048576.0,
                 self.threads,
@@ -34,9 +38,15 @@ impl Report for SlowlogReport {
         if t.filtered_out > 0 {
             kv.add("Filtered out", t.filtered_out.to_string());
         }
-        kv.add("Query time total", format!("{:.3} s", secs(t.query_time_ns)));
+        kv.add(
+            "Query time total",
+            format!("{:.3} s", secs(t.query_time_ns)),
+        );
         kv.add("Lock time total", format!("{:.3} s", secs(t.lock_time_ns)));
-        kv.add("Rows sent / examined", format!("{} / {}", t.rows_sent, t.rows_examined));
+        kv.add(
+            "Rows sent / examined",
+            format!("{} / {}", t.rows_sent, t.rows_examined),
+        );
         if let (Some(a), Some(b)) = (&t.first_seen, &t.last_seen) {
             kv.add("Time range", format!("{a} to {b}"));
         }
@@ -106,10 +116,7 @@ fn names(m: &BTreeMap<String, u64>) -> String {
 fn class_section(d: &mut Document, c: &ClassReport) {
     d.subheading(format!(
         "Query {}: {} calls, {:.1} % of time, ID 0x{}",
-        c.rank,
-        c.count,
-        c.time_pct,
-        c.id
+        c.rank, c.count, c.time_pct, c.id
     ));
     let mut t = Table::new(vec![
         Column::text("Attribute"),

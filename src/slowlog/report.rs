@@ -115,32 +115,22 @@ pub fn rfc3339(ts: Option<i64>) -> Option<String> {
     Some(humantime::format_rfc3339_seconds(st).to_string())
 }
 
-/// Seconds (as the log writes them) to whole nanoseconds.
-pub fn ns(v: f64) -> u64 {
-    if v.is_finite() && v > 0.0 {
-        (v * 1e9).round() as u64
-    } else {
-        0
-    }
-}
-
-fn time(s: &super::aggregate::Stat, count: u64, p95: Option<f64>) -> TimeMetric {
+fn time(s: &super::aggregate::Stat, count: u64, p95: Option<u64>) -> TimeMetric {
     TimeMetric {
-        sum_ns: ns(s.sum),
-        avg_ns: ns(s.sum / count.max(1) as f64),
-        p95_ns: p95.map(ns),
-        min_ns: ns(s.min),
-        max_ns: ns(s.max),
+        sum_ns: s.sum,
+        avg_ns: s.sum / count.max(1),
+        p95_ns: p95,
+        min_ns: s.min_or_zero(),
+        max_ns: s.max,
     }
 }
 
 fn rows(s: &super::aggregate::Stat, count: u64) -> RowsMetric {
-    let int = |v: f64| if v.is_finite() { v as u64 } else { 0 };
     RowsMetric {
-        sum: int(s.sum),
-        avg: s.sum / count.max(1) as f64,
-        min: int(s.min),
-        max: int(s.max),
+        sum: s.sum,
+        avg: s.sum as f64 / count.max(1) as f64,
+        min: s.min_or_zero(),
+        max: s.max,
     }
 }
 
@@ -156,8 +146,8 @@ impl ClassReport {
             fingerprint: String::from_utf8_lossy(fingerprint).into_owned(),
             count: c.count,
             count_pct: 100.0 * c.count as f64 / totals.entries.max(1) as f64,
-            time_pct: if totals.query_time > 0.0 {
-                100.0 * c.query_time.sum / totals.query_time
+            time_pct: if totals.query_time > 0 {
+                100.0 * c.query_time.sum as f64 / totals.query_time as f64
             } else {
                 0.0
             },
@@ -165,8 +155,8 @@ impl ClassReport {
             lock_time: time(&c.lock_time, c.count, None),
             rows_sent: rows(&c.rows_sent, c.count),
             rows_examined: rows(&c.rows_examined, c.count),
-            rows_examined_per_sent: (c.rows_sent.sum > 0.0)
-                .then(|| c.rows_examined.sum / c.rows_sent.sum),
+            rows_examined_per_sent: (c.rows_sent.sum > 0)
+                .then(|| c.rows_examined.sum as f64 / c.rows_sent.sum as f64),
             first_seen: rfc3339(c.first_ts),
             last_seen: rfc3339(c.last_ts),
             databases: names(&c.dbs),
@@ -179,7 +169,7 @@ impl ClassReport {
             histogram_buckets: HISTOGRAM_BUCKETS,
             sample: Sample {
                 query: c.sample.query.clone(),
-                query_time_ns: ns(c.sample.query_time),
+                query_time_ns: c.sample.query_time,
                 ts: rfc3339(c.sample.ts),
                 db: c.sample.db.clone(),
             },
@@ -193,8 +183,8 @@ impl TotalsReport {
             entries: t.entries,
             malformed: t.malformed,
             filtered_out: t.filtered_out,
-            query_time_ns: ns(t.query_time),
-            lock_time_ns: ns(t.lock_time),
+            query_time_ns: t.query_time,
+            lock_time_ns: t.lock_time,
             rows_sent: t.rows_sent,
             rows_examined: t.rows_examined,
             first_seen: rfc3339(t.first_ts),
