@@ -112,34 +112,34 @@ impl LogBuckets {
     }
 }
 
-/// Counts of distinct values, capped at [`MAX_DISTINCT`].
+/// Counts of distinct values, capped at [`MAX_DISTINCT`]. A short list
+/// searched linearly: a class has one or a few databases, users and hosts,
+/// and comparing bytes costs less than hashing or UTF-8 checks per entry.
 #[derive(Debug, Clone, Default)]
-pub struct Counter(pub BTreeMap<String, u64>);
+pub struct Counter(pub Vec<(Box<[u8]>, u64)>);
 
 impl Counter {
     fn add_bytes(&mut self, v: &[u8], n: u64) {
-        // Lookup without allocating for the common case (a value seen before).
-        if let Ok(s) = std::str::from_utf8(v) {
-            if let Some(c) = self.0.get_mut(s) {
-                *c += n;
-                return;
-            }
-        }
-        self.add(String::from_utf8_lossy(v).into_owned(), n);
-    }
-    fn add(&mut self, k: String, n: u64) {
-        if let Some(c) = self.0.get_mut(&k) {
-            *c += n;
+        if let Some(e) = self.0.iter_mut().find(|(k, _)| &**k == v) {
+            e.1 += n;
         } else if self.0.len() < MAX_DISTINCT {
-            self.0.insert(k, n);
+            self.0.push((v.into(), n));
         } else {
-            *self.0.entry(OTHERS.to_string()).or_insert(0) += n;
+            self.add_bytes(OTHERS.as_bytes(), n);
         }
     }
     fn merge(&mut self, o: Counter) {
         for (k, n) in o.0 {
-            self.add(k, n);
+            self.add_bytes(&k, n);
         }
+    }
+    /// Names (lossy UTF-8) → counts.
+    pub fn to_map(&self) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        for (k, n) in &self.0 {
+            *m.entry(String::from_utf8_lossy(k).into_owned()).or_insert(0) += n;
+        }
+        m
     }
 }
 
@@ -301,11 +301,60 @@ pub struct Totals {
     pub last_ts: Option<i64>,
 }
 
+/// The class index of a statement: from the shape cache, or by
+/// fingerprinting it (fields passed apart so the inherited database can
+/// stay borrowed meanwhile).
+fn class_of(
+    q: &[u8],
+    fp: &mut Fingerprinter,
+    shape: &mut Vec<u8>,
+    shapes: &mut Vec<Option<(Box<[u8]>, usize)>>,
+    index: &mut FxHashMap<Box<[u8]>, usize>,
+    classes: &mut Vec<(Box<[u8]>, Class)>,
+) -> usize {
+    use std::hash::BuildHasher;
+    let slot = if super::fingerprint::shape_key(q, shape) {
+        if shapes.is_empty() {
+            shapes.resize(SHAPE_SLOTS, None);
+        }
+        let slot = rustc_hash::FxBuildHasher.hash_one(&shape[..]) as usize % SHAPE_SLOTS;
+        if let Some((k, i)) = &shapes[slot] {
+            if **k == shape[..] {
+                return *i;
+            }
+        }
+        Some(slot)
+    } else {
+        None
+    };
+    let f = fp.fingerprint(q);
+    let i = match index.get(f) {
+        Some(&i) => i,
+        None => {
+            let key: Box<[u8]> = f.into();
+            index.insert(key.clone(), classes.len());
+            classes.push((key, Class::default()));
+            classes.len() - 1
+        }
+    };
+    if let Some(slot) = slot {
+        shapes[slot] = Some((shape[..].into(), i));
+    }
+    i
+}
+
+/// Slots of the shape cache ([`super::fingerprint::shape_key`]): bounded,
+/// so a log of all-different statements costs at most this many keys.
+const SHAPE_SLOTS: usize = 4096;
+
 /// Classes by fingerprint, plus the state entries inherit from the ones
 /// before them (pt's `--inherit-attributes db,ts`).
 #[derive(Default)]
 pub struct Aggregator {
     fp: Fingerprinter,
+    shape: Vec<u8>,
+    /// Direct-mapped: slot = hash of the shape key; (key, class index).
+    shapes: Vec<Option<(Box<[u8]>, usize)>>,
     index: FxHashMap<Box<[u8]>, usize>,
     pub classes: Vec<(Box<[u8]>, Class)>,
     pub totals: Totals,
@@ -360,16 +409,14 @@ impl Aggregator {
         t.rows_examined += e.rows_examined;
         t.first_ts = opt_min(t.first_ts, e.ts);
         t.last_ts = opt_max(t.last_ts, e.ts);
-        let fp = self.fp.fingerprint(e.query);
-        let i = match self.index.get(fp) {
-            Some(&i) => i,
-            None => {
-                let key: Box<[u8]> = fp.into();
-                self.index.insert(key.clone(), self.classes.len());
-                self.classes.push((key, Class::default()));
-                self.classes.len() - 1
-            }
-        };
+        let i = class_of(
+            e.query,
+            &mut self.fp,
+            &mut self.shape,
+            &mut self.shapes,
+            &mut self.index,
+            &mut self.classes,
+        );
         self.classes[i].1.add(&e, qt, db);
     }
 

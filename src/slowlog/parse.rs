@@ -68,6 +68,22 @@ pub enum Parsed<'a> {
     Malformed,
 }
 
+/// The first `needle` in `hay`: memchr for its first byte, then a compare.
+/// For the short needles searched once or more per entry, where building a
+/// `memmem` searcher per call cost more than the search.
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let first = *needle.first()?;
+    let mut from = 0;
+    while let Some(o) = memchr::memchr(first, &hay[from..]) {
+        let at = from + o;
+        if hay[at..].starts_with(needle) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 /// The separator pt-query-digest reads records by.
 const SEP: &[u8] = b";\n#";
 
@@ -135,11 +151,11 @@ pub fn is_header(line: &[u8]) -> bool {
         return rest.starts_with(b"Id Command");
     }
     match line.first() {
-        Some(b'/' | b'A'..=b'Z') => match memmem::find(line, b"d, Version") {
+        Some(b'/' | b'A'..=b'Z') => match find(line, b"d, Version") {
             Some(at) => {
                 (line[..at].ends_with(b"mysql") || line[..at].ends_with(b"mariadb"))
-                    && (memmem::find(line, b"started with:").is_some()
-                        || memmem::find(line, b"embedded library").is_some())
+                    && (find(line, b"started with:").is_some()
+                        || find(line, b"embedded library").is_some())
             }
             None => false,
         },
@@ -406,7 +422,7 @@ fn user_host<'a>(v: &'a [u8], e: &mut Entry<'a>) {
         }
     };
     let user = &v[..user_end];
-    let Some(at) = memmem::find(&v[user_end..], b"@ ").map(|o| user_end + o + 2) else {
+    let Some(at) = find(&v[user_end..], b"@ ").map(|o| user_end + o + 2) else {
         return;
     };
     let host_end = v[at..]
@@ -423,7 +439,7 @@ fn user_host<'a>(v: &'a [u8], e: &mut Entry<'a>) {
     let ip = &v[host_end + 2..close];
     e.user = Some(user);
     e.host = Some(if host.is_empty() { ip } else { host });
-    if let Some(id) = memmem::find(&v[close..], b"Id:") {
+    if let Some(id) = find(&v[close..], b"Id:") {
         let t = v[close + id + 3..].trim_ascii_start();
         let n = t.iter().take_while(|b| b.is_ascii_digit()).count();
         e.thread_id = num_u(&t[..n]).or(e.thread_id);
@@ -432,7 +448,7 @@ fn user_host<'a>(v: &'a [u8], e: &mut Entry<'a>) {
 
 /// `SET timestamp=1732550401;` (the first SET line; pt reads only that one).
 fn set_line(line: &[u8], e: &mut Entry<'_>) {
-    if let Some(at) = memmem::find(line, b"timestamp=") {
+    if let Some(at) = find(line, b"timestamp=") {
         let v = &line[at + 10..];
         let n = v.iter().take_while(|b| b.is_ascii_digit()).count();
         if let Some(t) = num_u(&v[..n]) {

@@ -135,7 +135,7 @@ fn rows(s: &super::aggregate::Stat, count: u64) -> RowsMetric {
 }
 
 fn names(c: &Counter) -> BTreeMap<String, u64> {
-    c.0.clone()
+    c.to_map()
 }
 
 impl ClassReport {
