@@ -146,9 +146,15 @@ pub fn is_header(line: &[u8]) -> bool {
     if line.len() >= 9 && line[..9].eq_ignore_ascii_case(b"tcp port:") {
         return true;
     }
-    if let Some(rest) = line.strip_prefix(b"Time ") {
-        let rest = rest.trim_ascii_start();
-        return rest.starts_with(b"Id Command");
+    // `Time\s+Id\s+Command` (MariaDB separates them with tabs).
+    if let Some(rest) = line.strip_prefix(b"Time") {
+        let spaced = |r: &[u8]| r.first().is_some_and(u8::is_ascii_whitespace);
+        if spaced(rest) {
+            if let Some(r) = rest.trim_ascii_start().strip_prefix(b"Id") {
+                return spaced(r) && r.trim_ascii_start().starts_with(b"Command");
+            }
+        }
+        return false;
     }
     match line.first() {
         Some(b'/' | b'A'..=b'Z') => match find(line, b"d, Version") {
