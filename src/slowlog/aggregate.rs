@@ -137,7 +137,8 @@ impl Counter {
     pub fn to_map(&self) -> BTreeMap<String, u64> {
         let mut m = BTreeMap::new();
         for (k, n) in &self.0 {
-            *m.entry(String::from_utf8_lossy(k).into_owned()).or_insert(0) += n;
+            *m.entry(String::from_utf8_lossy(k).into_owned())
+                .or_insert(0) += n;
         }
         m
     }
@@ -301,6 +302,9 @@ pub struct Totals {
     pub last_ts: Option<i64>,
 }
 
+/// The shape cache's slots: (shape key, class index).
+type ShapeSlots = Vec<Option<(Box<[u8]>, usize)>>;
+
 /// The class index of a statement: from the shape cache, or by
 /// fingerprinting it (fields passed apart so the inherited database can
 /// stay borrowed meanwhile).
@@ -308,7 +312,7 @@ fn class_of(
     q: &[u8],
     fp: &mut Fingerprinter,
     shape: &mut Vec<u8>,
-    shapes: &mut Vec<Option<(Box<[u8]>, usize)>>,
+    shapes: &mut ShapeSlots,
     index: &mut FxHashMap<Box<[u8]>, usize>,
     classes: &mut Vec<(Box<[u8]>, Class)>,
 ) -> usize {
@@ -354,7 +358,7 @@ pub struct Aggregator {
     fp: Fingerprinter,
     shape: Vec<u8>,
     /// Direct-mapped: slot = hash of the shape key; (key, class index).
-    shapes: Vec<Option<(Box<[u8]>, usize)>>,
+    shapes: ShapeSlots,
     index: FxHashMap<Box<[u8]>, usize>,
     pub classes: Vec<(Box<[u8]>, Class)>,
     pub totals: Totals,

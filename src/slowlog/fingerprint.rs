@@ -643,7 +643,13 @@ mod tests {
             // The same statement with every digit changed (and runs lengthened).
             let other: String = q
                 .chars()
-                .map(|c| if c.is_ascii_digit() { "97".to_string() } else { c.to_string() })
+                .map(|c| {
+                    if c.is_ascii_digit() {
+                        "97".to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
                 .collect();
             if shape_key(q.as_bytes(), &mut k1) {
                 assert!(shape_key(other.as_bytes(), &mut k2));

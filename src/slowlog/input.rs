@@ -72,11 +72,11 @@ pub fn read(path: &Path, threads: usize, filter: &Filter) -> Result<Digested> {
         return Ok(r);
     }
     let _ = map.advise(memmap2::Advice::Sequential);
-    let agg = parallel(&map, threads, filter);
+    let (agg, used) = parallel(&map, threads, filter);
     Ok(Digested {
         agg,
         bytes: map.len() as u64,
-        threads: threads.max(1).min(ranges(&map, threads).len().max(1)),
+        threads: used,
         gzip: false,
     })
 }
@@ -115,9 +115,11 @@ fn inherited(buf: &[u8], at: usize) -> (Option<Vec<u8>>, Option<i64>) {
     (db, ts)
 }
 
-/// One aggregator per range on scoped threads, merged in file order.
-fn parallel(buf: &[u8], threads: usize, filter: &Filter) -> Aggregator {
+/// One aggregator per range on scoped threads, merged in file order; and
+/// how many ranges (threads) there were.
+fn parallel(buf: &[u8], threads: usize, filter: &Filter) -> (Aggregator, usize) {
     let cuts = ranges(buf, threads);
+    let used = cuts.len() - 1;
     let parts: Vec<Aggregator> = std::thread::scope(|s| {
         let handles: Vec<_> = cuts
             .windows(2)
@@ -145,7 +147,7 @@ fn parallel(buf: &[u8], threads: usize, filter: &Filter) -> Aggregator {
     for p in it {
         first.merge(p);
     }
-    first
+    (first, used)
 }
 
 /// Single-threaded streaming: read blocks, parse every complete entry,
