@@ -474,31 +474,31 @@ fn collapse_union(q: &[u8], out: &mut Vec<u8>) {
     out.clear();
     let mut i = 0;
     'scan: while i < q.len() {
-        if q[i] == b's' && q[i..].starts_with(b"select") && boundary(q, i) && i + 6 < q.len() {
-            if is_space(q[i + 6]) {
-                // Lazy `.*?`: the shortest $1 that is repeated.
-                for end in i + 7..=q.len() {
-                    let first = &q[i..end];
-                    let mut pos = end;
-                    let mut sep: &[u8] = b"";
-                    loop {
-                        let Some((s, next)) = union_repeat(q, pos, first) else {
-                            break;
-                        };
-                        sep = s;
-                        pos = next;
-                    }
-                    if pos > end {
-                        out.extend_from_slice(first);
-                        out.extend_from_slice(b" /*repeat");
-                        out.extend_from_slice(sep);
-                        out.extend_from_slice(b"*/");
-                        i = pos;
-                        continue 'scan;
-                    }
-                    if end < q.len() && q[end] == b'\n' {
-                        break; // `.` does not match a newline
-                    }
+        if q[i] == b's'
+            && q[i..].starts_with(b"select")
+            && boundary(q, i)
+            && i + 6 < q.len()
+            && is_space(q[i + 6])
+        {
+            // Lazy `.*?`: the shortest $1 that is repeated.
+            for end in i + 7..=q.len() {
+                let first = &q[i..end];
+                let mut pos = end;
+                let mut sep: &[u8] = b"";
+                while let Some((s, next)) = union_repeat(q, pos, first) {
+                    sep = s;
+                    pos = next;
+                }
+                if pos > end {
+                    out.extend_from_slice(first);
+                    out.extend_from_slice(b" /*repeat");
+                    out.extend_from_slice(sep);
+                    out.extend_from_slice(b"*/");
+                    i = pos;
+                    continue 'scan;
+                }
+                if end < q.len() && q[end] == b'\n' {
+                    break; // `.` does not match a newline
                 }
             }
         }
