@@ -60,6 +60,9 @@ pub struct Entry<'a> {
 }
 
 /// What one entry turned out to be.
+// Made and consumed one at a time on the stack; boxing the entry would cost
+// an allocation per entry for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Parsed<'a> {
     Entry(Entry<'a>),
