@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// innotune with a private state directory (no other run's journal warnings).
+/// innotune with a private, empty state directory (no other run's journal
+/// warnings; slowlog writes no state, so the directory is never created).
 fn inn() -> assert_cmd::Command {
-    let state = std::env::temp_dir().join("innotune-slowlog-tests-state");
-    std::fs::create_dir_all(&state).unwrap();
+    let state = std::env::temp_dir().join(format!("innotune-slowlog-tests-{}", std::process::id()));
     let mut c = sandbox_support::bin();
     c.env("INNOTUNE_STATE_DIR", state);
     c
