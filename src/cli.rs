@@ -71,6 +71,8 @@ pub enum Command {
     Apply(crate::apply::cli::ApplyArgs),
     /// Merge oltp results of several clients that ran together (latency from merged histograms).
     Merge(crate::merge::cli::MergeArgs),
+    /// Digest a slow query log into classes like pt-query-digest, using every core.
+    Slowlog(crate::slowlog::cli::SlowlogArgs),
     /// Put back every host setting recorded in an unfinished journal, and what apply made.
     Restore(crate::journal::cli::RestoreArgs),
 }

@@ -38,6 +38,7 @@ pub mod probe;
 pub mod report;
 pub mod safety;
 pub mod sandbox;
+pub mod slowlog;
 pub mod stats;
 pub mod sweep;
 pub mod trace;
@@ -97,6 +98,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         Command::Merge(a) => merge::run(a, &ctx),
         Command::Trace(a) => trace::run(a, &ctx),
         Command::Report(a) => report::run(a, &ctx),
+        Command::Slowlog(a) => slowlog::run(a, &ctx),
         Command::Restore(a) => apply::applied::run_restore(a, &ctx),
     }
 }

@@ -1,0 +1,587 @@
+//! The slow-log parser: bytes in, entries out. Pure (no I/O), streaming
+//! over any byte region, allocation-free (entries borrow the input).
+//!
+//! Entry boundaries are pt-query-digest's: an entry ends at a line ending in
+//! `;` that is followed by a line starting with `#` (pt reads records
+//! separated by `";\n#"`). That is where every server writes `# Time:` or
+//! `# User@Host:`, so a reader dropped anywhere in a file finds the next
+//! entry with one `memmem` search (see [`next_boundary`]) — which is what
+//! lets [`super::input`] cut a file into ranges for threads. Within an
+//! entry, lines starting with `#`, `use ` and `SET timestamp|insert_id|
+//! last_insert_id` are its header; the statement is everything from the
+//! first other line to the end, however many lines it has and whatever
+//! `#` or `;` its strings hold.
+//!
+//! One deliberate difference from pt: server start-up header lines
+//! (`/usr/sbin/mysqld, Version: … started with:`, `Tcp port:`, `Time Id
+//! Command Argument`) written mid-file after a restart or `FLUSH LOGS` end
+//! the statement before them and the entry after them is read as its own.
+//! pt deletes those lines but keeps the two entries glued into one (and for
+//! `mariadbd` does not recognise the first line at all), so it counts one
+//! entry fewer per restart.
+
+use memchr::memmem;
+
+/// One slow-log entry, borrowing the input.
+#[derive(Debug, Default, Clone)]
+pub struct Entry<'a> {
+    /// `# Time:` as written (any format), if this entry has one.
+    pub time: Option<&'a [u8]>,
+    /// Seconds since the epoch: `SET timestamp=N` when present (every
+    /// server writes it, and MariaDB writes `# Time:` only when the second
+    /// changes), else `# Time:` read as UTC.
+    pub ts: Option<i64>,
+    pub user: Option<&'a [u8]>,
+    /// The host name, or the IP when the host is empty (skip-name-resolve), as pt.
+    pub host: Option<&'a [u8]>,
+    pub thread_id: Option<u64>,
+    /// `use db;` in this entry.
+    pub db: Option<&'a [u8]>,
+    /// MariaDB/Percona `Schema:`.
+    pub schema: Option<&'a [u8]>,
+    /// Nanoseconds (the log's microseconds, kept exact as integers so sums
+    /// do not depend on the order threads add them in).
+    pub query_time: Option<u64>,
+    pub lock_time: u64,
+    pub rows_sent: u64,
+    pub rows_examined: u64,
+    pub rows_affected: Option<u64>,
+    pub bytes_sent: Option<u64>,
+    pub qc_hit: bool,
+    pub full_scan: bool,
+    pub full_join: bool,
+    pub tmp_table: bool,
+    pub tmp_table_on_disk: bool,
+    pub filesort: bool,
+    pub filesort_on_disk: bool,
+    /// The statement (without its final `;`), or `administrator command: X`.
+    pub query: &'a [u8],
+    pub admin: bool,
+}
+
+/// What one entry turned out to be.
+// Made and consumed one at a time on the stack; boxing the entry would cost
+// an allocation per entry for nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Parsed<'a> {
+    Entry(Entry<'a>),
+    /// Something that is not a whole entry (no statement, no `Query_time`):
+    /// counted and skipped.
+    Malformed,
+}
+
+/// The first `needle` in `hay`: memchr for its first byte, then a compare.
+/// For the short needles searched once or more per entry, where building a
+/// `memmem` searcher per call cost more than the search.
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let first = *needle.first()?;
+    let mut from = 0;
+    while let Some(o) = memchr::memchr(first, &hay[from..]) {
+        let at = from + o;
+        if hay[at..].starts_with(needle) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// The separator pt-query-digest reads records by.
+const SEP: &[u8] = b";\n#";
+
+/// `# administrator command: Quit;` follows its entry's `SET timestamp=…;`
+/// line: that `;\n#` is not a boundary (pt reads the line as the entry's
+/// statement).
+const ADMIN: &[u8] = b"# administrator command:";
+
+/// Is the separator found at `sep` an entry boundary?
+fn is_boundary(buf: &[u8], sep: usize) -> bool {
+    !buf[sep + 2..].starts_with(ADMIN)
+}
+
+/// The first entry start at or after `from` in `buf` (an index just past a
+/// `;\n` whose next line starts with `#`), or `buf.len()`.
+pub fn next_boundary(buf: &[u8], from: usize) -> usize {
+    if from == 0 {
+        return 0;
+    }
+    let search = from.saturating_sub(2);
+    memmem::find_iter(&buf[search..], SEP)
+        .map(|off| search + off)
+        .find(|&sep| is_boundary(buf, sep))
+        .map_or(buf.len(), |sep| sep + 2)
+}
+
+/// The last entry start in `buf` (past its first byte), if any: where a
+/// stream can cut what it has read so far.
+pub fn last_boundary(buf: &[u8]) -> Option<usize> {
+    memmem::rfind_iter(buf, SEP)
+        .find(|&sep| sep + 2 + ADMIN.len() <= buf.len() && is_boundary(buf, sep))
+        .map(|sep| sep + 2)
+}
+
+/// Call `f` for every entry in `region`, which starts at an entry boundary
+/// (or the file start) and ends at one (`at_eof` false) or at the end of
+/// the input (`at_eof` true).
+pub fn for_each<'a>(region: &'a [u8], at_eof: bool, mut f: impl FnMut(Parsed<'a>)) {
+    let finder = memmem::Finder::new(SEP);
+    let mut start = 0;
+    for sep in finder.find_iter(region) {
+        if !is_boundary(region, sep) {
+            continue;
+        }
+        chunk(&region[start..sep], false, &mut f);
+        start = sep + 2;
+    }
+    if start < region.len() {
+        let mut last = &region[start..];
+        // pt: `s/;\n#?\Z//` (a final `;` without a newline stays, as in pt).
+        if let Some(s) = last.strip_suffix(b";\n") {
+            last = s;
+        }
+        chunk(last, at_eof, &mut f);
+    }
+}
+
+/// Is this line a server's start-up header (written when the log is opened)?
+pub fn is_header(line: &[u8]) -> bool {
+    if line.len() >= 9 && line[..9].eq_ignore_ascii_case(b"tcp port:") {
+        return true;
+    }
+    // `Time\s+Id\s+Command` (MariaDB separates them with tabs).
+    if let Some(rest) = line.strip_prefix(b"Time") {
+        let spaced = |r: &[u8]| r.first().is_some_and(u8::is_ascii_whitespace);
+        if spaced(rest) {
+            if let Some(r) = rest.trim_ascii_start().strip_prefix(b"Id") {
+                return spaced(r) && r.trim_ascii_start().starts_with(b"Command");
+            }
+        }
+        return false;
+    }
+    match line.first() {
+        Some(b'/' | b'A'..=b'Z') => match find(line, b"d, Version") {
+            Some(at) => {
+                (line[..at].ends_with(b"mysql") || line[..at].ends_with(b"mariadb"))
+                    && (find(line, b"started with:").is_some()
+                        || find(line, b"embedded library").is_some())
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// Lines of `buf` as (start, line without '\n').
+fn lines(buf: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        if pos >= buf.len() {
+            return None;
+        }
+        let start = pos;
+        let end = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |o| pos + o);
+        pos = end + 1;
+        Some((start, &buf[start..end]))
+    })
+}
+
+/// One record between separators; more than one entry when start-up
+/// header lines sit inside it.
+fn chunk<'a>(mut c: &'a [u8], at_eof: bool, f: &mut impl FnMut(Parsed<'a>)) {
+    loop {
+        if c.iter().all(|b| b.is_ascii_whitespace()) {
+            return;
+        }
+        let (parsed, rest) = entry(c, at_eof);
+        f(parsed);
+        match rest {
+            Some(r) => c = r,
+            None => return,
+        }
+    }
+}
+
+/// What pt-query-digest calls an entry whose header has no statement after
+/// it (when another entry follows; at the end of a file it is dropped).
+pub const NO_QUERY: &[u8] = b"/* No query */";
+
+/// Parse one entry; returns what follows a mid-entry header, if any.
+///
+/// Counted as pt counts: a header followed by a statement is an entry even
+/// without `# Query_time` (its time is 0); a header with `# Query_time` and
+/// no statement is an entry with the statement [`NO_QUERY`] unless it is the
+/// last thing in the file (a log cut short). Malformed: a statement with no
+/// `#` header line before it (a log that starts mid-entry), or a header
+/// without `Query_time` and without a statement.
+fn entry(c: &[u8], at_eof: bool) -> (Parsed<'_>, Option<&[u8]>) {
+    let mut e = Entry::default();
+    let mut got_set = false;
+    let mut query: Option<&[u8]> = None;
+    let mut rest = None;
+    let mut no_header_yet = true;
+    let mut it = lines(c);
+    while let Some((start, line)) = it.next() {
+        if line.first() == Some(&b'#') {
+            no_header_yet = false;
+            meta_line(line, &mut e);
+            if e.admin && query.is_none() {
+                query = Some(admin_text(line));
+            }
+            continue;
+        }
+        if line.starts_with(b"use ") {
+            no_header_yet = false;
+            if e.db.is_none() {
+                let v = &line[4..];
+                let end = memchr::memchr(b';', v).unwrap_or(v.len());
+                e.db = Some(v[..end].trim_ascii());
+            }
+            continue;
+        }
+        if line.starts_with(b"SET timestamp")
+            || line.starts_with(b"SET insert_id")
+            || line.starts_with(b"SET last_insert_id")
+        {
+            no_header_yet = false;
+            if !got_set {
+                got_set = true;
+                set_line(line, &mut e);
+            }
+            continue;
+        }
+        if is_header(line) {
+            // Start-up lines before the entry (file start, or a range cut
+            // right after a restart).
+            continue;
+        }
+        if no_header_yet && line.trim_ascii().is_empty() {
+            continue;
+        }
+        // The statement: to the end of the record, or to a start-up header
+        // (a restart or FLUSH LOGS between two entries).
+        let mut end = c.len();
+        for (s, l) in it.by_ref() {
+            if is_header(l) {
+                end = s;
+                let mut after = c.len();
+                for (s2, l2) in it.by_ref() {
+                    if !is_header(l2) {
+                        after = s2;
+                        break;
+                    }
+                }
+                rest = Some(&c[after..]);
+                break;
+            }
+        }
+        let mut q = &c[start..end];
+        if rest.is_some() {
+            q = q.strip_suffix(b"\n").unwrap_or(q);
+            q = q.strip_suffix(b";").unwrap_or(q);
+        }
+        if !e.admin {
+            query = Some(q);
+        }
+        break;
+    }
+    let parsed = match query {
+        Some(q) if !q.is_empty() && !no_header_yet => {
+            e.query = q;
+            Parsed::Entry(e)
+        }
+        None if e.query_time.is_some() && !at_eof && rest.is_none() => {
+            e.query = NO_QUERY;
+            Parsed::Entry(e)
+        }
+        _ => Parsed::Malformed,
+    };
+    (parsed, rest)
+}
+
+/// `# administrator command: Quit` → `administrator command: Quit`.
+fn admin_text(line: &[u8]) -> &[u8] {
+    line[1..].trim_ascii_start()
+}
+
+/// One `#` line of the entry header.
+fn meta_line<'a>(line: &'a [u8], e: &mut Entry<'a>) {
+    if let Some(v) = line.strip_prefix(b"# Time:") {
+        if e.time.is_none() {
+            let v = v.trim_ascii();
+            e.time = Some(v);
+            if e.ts.is_none() {
+                e.ts = parse_time(v);
+            }
+        }
+        return;
+    }
+    if let Some(v) = line.strip_prefix(b"# User@Host:") {
+        if e.user.is_none() {
+            user_host(v, e);
+        }
+        return;
+    }
+    if line.starts_with(b"# administrator command:") {
+        e.admin = true;
+        return;
+    }
+    // pt: `^# +[A-Z][A-Za-z_]+: \S+`; MySQL 8 also indents nothing, Percona
+    // indents InnoDB lines with "#   ".
+    let body = line[1..].trim_ascii_start();
+    if body.len() == line.len() - 1 || !body.first().is_some_and(u8::is_ascii_uppercase) {
+        return;
+    }
+    attributes(body, e);
+}
+
+/// `Key: value  Key: value …` pairs.
+fn attributes<'a>(body: &'a [u8], e: &mut Entry<'a>) {
+    let mut toks = body
+        .split(|&b| b == b' ' || b == b'\t')
+        .filter(|t| !t.is_empty())
+        .peekable();
+    while let Some(t) = toks.next() {
+        let Some(key) = t.strip_suffix(b":") else {
+            continue;
+        };
+        // `Schema:` is empty when no database is selected (MariaDB).
+        let value = match toks.peek() {
+            Some(v) if !v.ends_with(b":") => toks.next().unwrap_or(b""),
+            _ => b"",
+        };
+        set_attribute(key, value, e);
+    }
+}
+
+/// `1.000215` seconds → nanoseconds (at most 9 decimals are kept).
+pub fn seconds_ns(v: &[u8]) -> Option<u64> {
+    let (int, frac) = match memchr::memchr(b'.', v) {
+        Some(i) => (&v[..i], &v[i + 1..]),
+        None => (v, &b""[..]),
+    };
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let whole = if int.is_empty() { 0 } else { num_u(int)? };
+    let mut ns = 0u64;
+    for k in 0..9 {
+        let d = match frac.get(k) {
+            Some(c) if c.is_ascii_digit() => u64::from(c - b'0'),
+            Some(_) => return None,
+            None => 0,
+        };
+        ns = ns * 10 + d;
+    }
+    if frac.len() > 9 && !frac[9..].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    whole.checked_mul(1_000_000_000)?.checked_add(ns)
+}
+
+fn num_u(v: &[u8]) -> Option<u64> {
+    if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')))
+}
+
+fn yes(v: &[u8]) -> bool {
+    v.eq_ignore_ascii_case(b"yes") || num_u(v).is_some_and(|n| n > 0)
+}
+
+fn set_attribute<'a>(key: &[u8], v: &'a [u8], e: &mut Entry<'a>) {
+    match key {
+        b"Query_time" => e.query_time = seconds_ns(v),
+        b"Lock_time" => e.lock_time = seconds_ns(v).unwrap_or(0),
+        b"Rows_sent" => e.rows_sent = num_u(v).unwrap_or(0),
+        b"Rows_examined" => e.rows_examined = num_u(v).unwrap_or(0),
+        b"Rows_affected" => e.rows_affected = num_u(v),
+        b"Bytes_sent" => e.bytes_sent = num_u(v),
+        b"Thread_id" => e.thread_id = num_u(v),
+        b"Schema" if !v.is_empty() => e.schema = Some(v),
+        b"QC_hit" | b"QC_Hit" => e.qc_hit = yes(v),
+        b"Full_scan" => e.full_scan = yes(v),
+        b"Full_join" => e.full_join = yes(v),
+        b"Tmp_table" => e.tmp_table = yes(v),
+        b"Tmp_table_on_disk" => e.tmp_table_on_disk = yes(v),
+        b"Filesort" => e.filesort = yes(v),
+        b"Filesort_on_disk" => e.filesort_on_disk = yes(v),
+        // MySQL 8 log_slow_extra names.
+        b"Created_tmp_disk_tables" => e.tmp_table_on_disk |= yes(v),
+        b"Created_tmp_tables" => e.tmp_table |= yes(v),
+        b"Select_scan" => e.full_scan |= yes(v),
+        b"Sort_scan" | b"Sort_range" => e.filesort |= yes(v),
+        _ => {}
+    }
+}
+
+/// `# User@Host: user[user] @ host [ip]  Id: N` (pt's `$slow_log_uh_line`).
+fn user_host<'a>(v: &'a [u8], e: &mut Entry<'a>) {
+    let v = v.strip_prefix(b" ").unwrap_or(v);
+    let user_end = if v.first() == Some(&b'[') {
+        match memchr::memchr(b']', v) {
+            Some(i) => i + 1,
+            None => return,
+        }
+    } else {
+        match memchr::memchr(b'[', v) {
+            Some(i) if i > 0 => i,
+            _ => return,
+        }
+    };
+    let user = &v[..user_end];
+    let Some(at) = find(&v[user_end..], b"@ ").map(|o| user_end + o + 2) else {
+        return;
+    };
+    let host_end = v[at..]
+        .iter()
+        .position(|b| b.is_ascii_whitespace())
+        .map_or(v.len(), |o| at + o);
+    let host = &v[at..host_end];
+    if !v[host_end..].starts_with(b" [") {
+        return;
+    }
+    let Some(close) = memchr::memrchr(b']', v).filter(|&c| c > host_end + 1) else {
+        return;
+    };
+    let ip = &v[host_end + 2..close];
+    e.user = Some(user);
+    e.host = Some(if host.is_empty() { ip } else { host });
+    if let Some(id) = find(&v[close..], b"Id:") {
+        let t = v[close + id + 3..].trim_ascii_start();
+        let n = t.iter().take_while(|b| b.is_ascii_digit()).count();
+        e.thread_id = num_u(&t[..n]).or(e.thread_id);
+    }
+}
+
+/// `SET timestamp=1732550401;` (the first SET line; pt reads only that one).
+fn set_line(line: &[u8], e: &mut Entry<'_>) {
+    if let Some(at) = find(line, b"timestamp=") {
+        let v = &line[at + 10..];
+        let n = v.iter().take_while(|b| b.is_ascii_digit()).count();
+        if let Some(t) = num_u(&v[..n]) {
+            e.ts = Some(t as i64);
+        }
+    }
+}
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm);
+/// written here because no date crate is a dependency and this is 8 lines.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Epoch seconds (as UTC) of any epoch day/time; `None` when out of range.
+pub fn epoch(y: i64, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Option<i64> {
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    Some(days_from_civil(y, mo, d) * 86_400 + i64::from(h * 3600 + mi * 60 + s))
+}
+
+/// `# Time:` values: `241125 16:00:01`, `241125  6:00:01` (MySQL ≤ 5.6,
+/// MariaDB) and `2024-11-25T16:00:03.123456Z` or `…+01:00` (MySQL ≥ 5.7,
+/// the offset ignored: the value is read as UTC).
+pub fn parse_time(v: &[u8]) -> Option<i64> {
+    let digits = |s: &[u8]| -> Option<u32> {
+        if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        Some(s.iter().fold(0, |n, &d| n * 10 + u32::from(d - b'0')))
+    };
+    if v.len() >= 19 && v[4] == b'-' && v[7] == b'-' && (v[10] == b'T' || v[10] == b' ') {
+        return epoch(
+            i64::from(digits(&v[0..4])?),
+            digits(&v[5..7])?,
+            digits(&v[8..10])?,
+            digits(&v[11..13])?,
+            digits(&v[14..16])?,
+            digits(&v[17..19])?,
+        );
+    }
+    if v.len() >= 6 && v.len() <= 16 {
+        let date = &v[..6];
+        let time = v[6..].trim_ascii();
+        let mut parts = time.split(|&b| b == b':');
+        let h = digits(parts.next()?.trim_ascii())?;
+        let mi = digits(parts.next()?)?;
+        let s = digits(parts.next()?)?;
+        return epoch(
+            2000 + i64::from(digits(&date[0..2])?),
+            digits(&date[2..4])?,
+            digits(&date[4..6])?,
+            h,
+            mi,
+            s,
+        );
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> (Vec<String>, usize) {
+        let mut q = Vec::new();
+        let mut bad = 0;
+        for_each(s.as_bytes(), true, |p| match p {
+            Parsed::Entry(e) => q.push(String::from_utf8_lossy(e.query).into_owned()),
+            Parsed::Malformed => bad += 1,
+        });
+        (q, bad)
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(seconds_ns(b"0.000215"), Some(215_000));
+        assert_eq!(seconds_ns(b"12"), Some(12_000_000_000));
+        assert_eq!(seconds_ns(b"1.5"), Some(1_500_000_000));
+        assert_eq!(seconds_ns(b"x"), None);
+    }
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time(b"241125 16:00:01"), Some(1_732_550_401));
+        assert_eq!(parse_time(b"241125  6:00:01"), Some(1_732_514_401));
+        assert_eq!(
+            parse_time(b"2024-11-25T16:00:01.123456Z"),
+            Some(1_732_550_401)
+        );
+    }
+
+    #[test]
+    fn restart_header_splits_entries() {
+        let log = "# Time: 241125 16:00:01\n# User@Host: a[a] @ h []\n# Query_time: 1  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 1;\n/usr/sbin/mysqld, Version: 8.0.36 (MySQL). started with:\nTcp port: 3306  Unix socket: /tmp/s\nTime                 Id Command    Argument\n# Time: 241125 16:00:02\n# User@Host: a[a] @ h []\n# Query_time: 2  Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSELECT 2;\n";
+        assert_eq!(parse(log), (vec!["SELECT 1".into(), "SELECT 2".into()], 0));
+    }
+
+    #[test]
+    fn boundary_resync() {
+        let log = b"# Q\nSELECT 1;\n# Time: x\nSELECT 2;\n# administrator command: Quit;\n";
+        assert_eq!(next_boundary(log, 3), 14);
+        assert_eq!(next_boundary(log, 14), 14);
+        assert_eq!(next_boundary(log, 15), log.len());
+        let (q, bad) = {
+            let mut q = Vec::new();
+            let mut bad = 0;
+            for_each(
+                b"# Query_time: 1\nSET timestamp=1;\n# administrator command: Quit;\n",
+                true,
+                |p| match p {
+                    Parsed::Entry(e) => q.push(e.query.to_vec()),
+                    Parsed::Malformed => bad += 1,
+                },
+            );
+            (q, bad)
+        };
+        assert_eq!((q, bad), (vec![b"administrator command: Quit".to_vec()], 0));
+    }
+}
