@@ -46,7 +46,9 @@ impl Drop for NsHost {
             let _ = c.kill();
             let _ = c.wait();
         }
-        let _ = Command::new("ip").args(["link", "del", &self.veth]).output();
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.veth])
+            .output();
         let _ = Command::new("ip").args(["netns", "del", &self.ns]).output();
     }
 }
@@ -61,14 +63,14 @@ fn ns_host(i: u32, tmp: &Path, pubkey: &Path) -> NsHost {
     };
     let peer = format!("itp{tag}");
     sh(Command::new("ip").args(["netns", "add", &h.ns]));
-    sh(Command::new("ip").args(["link", "add", &h.veth, "type", "veth", "peer", "name", &peer]));
+    sh(Command::new("ip").args([
+        "link", "add", &h.veth, "type", "veth", "peer", "name", &peer,
+    ]));
     sh(Command::new("ip").args(["link", "set", &peer, "netns", &h.ns]));
     sh(Command::new("ip").args(["addr", "add", &format!("10.231.{i}.1/24"), "dev", &h.veth]));
     sh(Command::new("ip").args(["link", "set", &h.veth, "up"]));
     let inns = |args: &[&str]| {
-        sh(Command::new("ip")
-            .args(["netns", "exec", &h.ns])
-            .args(args));
+        sh(Command::new("ip").args(["netns", "exec", &h.ns]).args(args));
     };
     inns(&["ip", "addr", "add", &format!("{}/24", h.addr), "dev", &peer]);
     inns(&["ip", "link", "set", &peer, "up"]);
@@ -77,7 +79,9 @@ fn ns_host(i: u32, tmp: &Path, pubkey: &Path) -> NsHost {
     let dir = tmp.join(format!("sshd{i}"));
     std::fs::create_dir_all(&dir).unwrap();
     let key = dir.join("host_ed25519");
-    sh(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key));
+    sh(Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key));
     let cfg = dir.join("sshd_config");
     std::fs::write(
         &cfg,
@@ -104,7 +108,11 @@ fn ns_host(i: u32, tmp: &Path, pubkey: &Path) -> NsHost {
     let sa: SocketAddr = format!("{}:22", h.addr).parse().unwrap();
     let t0 = Instant::now();
     while TcpStream::connect_timeout(&sa, Duration::from_millis(200)).is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "sshd in {} not up", h.ns);
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "sshd in {} not up",
+            h.ns
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     h
@@ -140,7 +148,9 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let key = t.join("id_ed25519");
-    sh(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key));
+    sh(Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key));
     let pubkey = t.join("id_ed25519.pub");
     std::fs::set_permissions(t, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 
@@ -152,7 +162,10 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
     let mut hosts = Vec::new();
     for i in 1..=3u32 {
         let root = t.join(format!("host{i}"));
-        sh(Command::new("cp").arg("-a").arg(t.join("gen/check-planted")).arg(&root));
+        sh(Command::new("cp")
+            .arg("-a")
+            .arg(t.join("gen/check-planted"))
+            .arg(&root));
         std::fs::write(root.join("proc/sys/kernel/hostname"), format!("db{i}\n")).unwrap();
         let state = t.join(format!("state{i}"));
         let h = ns_host(i, t, &pubkey);
@@ -207,9 +220,21 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
     // Check mode first: the plan shows as changed, nothing is applied.
     let out = play(&["--check"]);
     let c = changed(&out);
-    assert_eq!(c.iter().filter(|(h, _)| h.starts_with("db")).count(), 3, "{out}");
-    assert!(c.iter().filter(|(h, _)| h.starts_with("db")).all(|(_, n)| *n >= 1), "{out}");
-    assert!(!t.join("state1/applied.json").exists(), "check mode applied:\n{out}");
+    assert_eq!(
+        c.iter().filter(|(h, _)| h.starts_with("db")).count(),
+        3,
+        "{out}"
+    );
+    assert!(
+        c.iter()
+            .filter(|(h, _)| h.starts_with("db"))
+            .all(|(_, n)| *n >= 1),
+        "{out}"
+    );
+    assert!(
+        !t.join("state1/applied.json").exists(),
+        "check mode applied:\n{out}"
+    );
     // Still pending afterwards: apply --check exits 1.
     let o = Command::new(env!("CARGO_BIN_EXE_innotune"))
         .env("INNOTUNE_STATE_DIR", t.join("state1"))
@@ -234,8 +259,15 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
     // Second run: nothing changed anywhere.
     let out = play(&[]);
     let c = changed(&out);
-    assert_eq!(c.iter().filter(|(h, _)| h.starts_with("db")).count(), 3, "{out}");
-    assert!(c.iter().all(|(_, n)| *n == 0), "second run changed something:\n{out}");
+    assert_eq!(
+        c.iter().filter(|(h, _)| h.starts_with("db")).count(),
+        3,
+        "{out}"
+    );
+    assert!(
+        c.iter().all(|(_, n)| *n == 0),
+        "second run changed something:\n{out}"
+    );
 
     // Results fetched per host, and one fleet report naming all three.
     for i in 1..=3 {

@@ -135,7 +135,10 @@ mod tests {
         let g = groups(&ins);
         assert_eq!(g.len(), 2);
         assert_eq!(g[0].id, "storage.scheduler", "the outlier comes first");
-        assert_eq!(g[0].hosts, vec![("db1".to_string(), "sda: bfq".to_string())]);
+        assert_eq!(
+            g[0].hosts,
+            vec![("db1".to_string(), "sda: bfq".to_string())]
+        );
         assert_eq!(g[1].hosts.len(), 3);
         assert_eq!(g[1].of, 3);
         let t = table(&g);
