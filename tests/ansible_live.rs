@@ -46,6 +46,12 @@ impl Drop for NsHost {
             let _ = c.kill();
             let _ = c.wait();
         }
+        // Every process left in the namespace (sshd's session children).
+        if let Ok(o) = Command::new("ip").args(["netns", "pids", &self.ns]).output() {
+            for pid in String::from_utf8_lossy(&o.stdout).split_whitespace() {
+                let _ = Command::new("kill").args(["-9", pid]).output();
+            }
+        }
         let _ = Command::new("ip")
             .args(["link", "del", &self.veth])
             .output();
@@ -205,6 +211,8 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
             .args(extra)
             .env("ANSIBLE_NOCOLOR", "1")
             .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+            // No persistent ssh master connections outliving the test.
+            .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=no")
             .env("ANSIBLE_LOCAL_TEMP", t.join("ansible-local"))
             .output()
             .unwrap();
