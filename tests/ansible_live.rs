@@ -47,7 +47,10 @@ impl Drop for NsHost {
             let _ = c.wait();
         }
         // Every process left in the namespace (sshd's session children).
-        if let Ok(o) = Command::new("ip").args(["netns", "pids", &self.ns]).output() {
+        if let Ok(o) = Command::new("ip")
+            .args(["netns", "pids", &self.ns])
+            .output()
+        {
             for pid in String::from_utf8_lossy(&o.stdout).split_whitespace() {
                 let _ = Command::new("kill").args(["-9", pid]).output();
             }
@@ -225,33 +228,38 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
         out
     };
 
-    // Check mode first: the plan shows as changed, nothing is applied.
-    let out = play(&["--check"]);
-    let c = changed(&out);
-    assert_eq!(
-        c.iter().filter(|(h, _)| h.starts_with("db")).count(),
-        3,
-        "{out}"
-    );
-    assert!(
-        c.iter()
+    // innotune's own view of a host: 1 while something is pending.
+    let pending = |i: u32| {
+        Command::new(env!("CARGO_BIN_EXE_innotune"))
+            .env("INNOTUNE_STATE_DIR", t.join(format!("state{i}")))
+            .arg("--root")
+            .arg(t.join(format!("host{i}")))
+            .args(["apply", "--check", "/var/lib/mysql"])
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    let db_changed = |out: &str| -> Vec<(String, u32)> {
+        changed(out)
+            .into_iter()
             .filter(|(h, _)| h.starts_with("db"))
-            .all(|(_, n)| *n >= 1),
-        "{out}"
-    );
-    assert!(
-        !t.join("state1/applied.json").exists(),
-        "check mode applied:\n{out}"
-    );
-    // Still pending afterwards: apply --check exits 1.
-    let o = Command::new(env!("CARGO_BIN_EXE_innotune"))
-        .env("INNOTUNE_STATE_DIR", t.join("state1"))
-        .arg("--root")
-        .arg(t.join("host1"))
-        .args(["apply", "--check", "/var/lib/mysql"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "check mode applied something");
+            .collect()
+    };
+
+    // Check mode on fresh hosts: the install shows as the change, nothing
+    // is installed or applied.
+    let out = play(&["--check"]);
+    let c = db_changed(&out);
+    assert_eq!(c.len(), 3, "{out}");
+    assert!(c.iter().all(|(_, n)| *n >= 1), "{out}");
+    for i in 1..=3 {
+        assert!(
+            !t.join(format!("bin{i}/innotune")).exists(),
+            "check mode installed"
+        );
+        assert_eq!(pending(i), Some(1), "check mode applied on host {i}");
+    }
 
     // First run: every host changes.
     let out = play(&[]);
@@ -296,6 +304,7 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
 
     // Put the trees back (restore through each host's state dir).
     for i in 1..=3 {
+        assert_eq!(pending(i), Some(0), "host {i} still pending after apply");
         let o = Command::new(env!("CARGO_BIN_EXE_innotune"))
             .env("INNOTUNE_STATE_DIR", t.join(format!("state{i}")))
             .arg("--root")
@@ -304,6 +313,17 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(pending(i), Some(1), "restore did not put host {i} back");
+    }
+
+    // Check mode with innotune installed is its dry run: every host shows
+    // the pending plan as changed, and nothing is applied.
+    let out = play(&["--check"]);
+    let c = db_changed(&out);
+    assert_eq!(c.len(), 3, "{out}");
+    assert!(c.iter().all(|(_, n)| *n >= 1), "{out}");
+    for i in 1..=3 {
+        assert_eq!(pending(i), Some(1), "check mode applied on host {i}");
     }
     drop(hosts);
 }

@@ -759,6 +759,13 @@ impl Drop for Guard {
 /// left host changes that were never undone.
 pub fn warn_if_pending() {
     let path = journal_path();
+    // A user who may not read the state directory (root's 0700
+    // /var/lib/innotune) could not restore it either: nothing to say.
+    if let Err(e) = fs::metadata(&path) {
+        if e.kind() == io::ErrorKind::PermissionDenied {
+            return;
+        }
+    }
     match load(&path) {
         Ok(Some(j)) if !j.entries.is_empty() && !j.owner.is_alive() => {
             crate::output::warn(pending_message(&j));
