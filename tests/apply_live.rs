@@ -31,6 +31,10 @@ impl Drop for LoopMount {
             host_support::umount_retry(&m);
         }
         if let Some(d) = self.dev.take() {
+            // The kernel's default for new loop devices here: a loop
+            // device's queue (and its scheduler) outlives its attachment.
+            let name = d.trim_start_matches("/dev/");
+            let _ = std::fs::write(format!("/sys/block/{name}/queue/scheduler"), "none");
             let _ = Sys::new("losetup").args(["-d", &d]).status();
         }
     }

@@ -128,10 +128,11 @@ impl Drop for Lab {
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
         }
         host_support::umount_retry(&self.mnt);
-        // The kernel's default for new loop devices, for the next user.
+        // The kernel's default for new loop devices here (none), for the
+        // next user: a loop device's queue outlives its attachment.
         let _ = std::fs::write(
             format!("/sys/block/{}/queue/scheduler", self.loopdev),
-            "mq-deadline",
+            "none",
         );
         let _ = Command::new("losetup")
             .args(["-d", &format!("/dev/{}", self.loopdev)])

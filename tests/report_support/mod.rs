@@ -150,9 +150,11 @@ impl Drop for LoopLab {
         let _ = std::process::Command::new("losetup")
             .args(["-d", &format!("/dev/{}", self.loopdev)])
             .status();
+        // The kernel's default for new loop devices here (none), not what
+        // an earlier user left: the queue outlives the attachment.
         let _ = std::fs::write(
             format!("/sys/block/{}/queue/scheduler", self.loopdev),
-            &self.orig,
+            "none",
         );
         let _ = std::fs::remove_dir_all(&self.dir);
     }
