@@ -323,3 +323,62 @@ fn sigint_during_the_sweep_restores_and_writes_a_partial_report() {
     let md = std::fs::read_to_string(lab.out.join("summary.md")).unwrap();
     assert!(md.contains("The sweep did not complete"), "{md}");
 }
+
+/// The README's main command: `tune` with no PATH on this machine takes the
+/// running server's datadir (the MariaDB at 3306), and measures its disk
+/// from a scratch directory outside the datadir on the same filesystem,
+/// writing nothing into the datadir and leaving the disk's scheduler as it
+/// was. (OLTP is left out to keep it short; tune_live's loop tests run it.)
+#[test]
+fn default_path_is_the_datadir_and_the_sweep_runs_outside_it() {
+    if !host_support::live() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let datadir = PathBuf::from("/var/lib/mysql");
+    if !datadir.is_dir() {
+        eprintln!("skipped: no /var/lib/mysql on this machine");
+        return;
+    }
+    let listing = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&datadir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("innotune"))
+            .collect();
+        v.sort();
+        v
+    };
+    let before_files = listing();
+    let before_sched = active("vda");
+    let state = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_innotune"))
+        .env("INNOTUNE_STATE_DIR", state.path())
+        .args(["tune", "--quick", "--no-oltp", "--out"])
+        .arg(out.path().join("r"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("scratch files go to"), "{err}");
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("r/tune.json")).unwrap())
+            .unwrap();
+    let r = &v["result"];
+    let sweep = r["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "sweep")
+        .unwrap();
+    assert_eq!(sweep["status"], "done", "{sweep:#}");
+    assert_eq!(listing(), before_files, "tune wrote into the datadir");
+    assert_eq!(
+        active("vda"),
+        before_sched,
+        "the disk's scheduler was not put back"
+    );
+    assert!(!state.path().join("journal.json").exists(), "journal left");
+}

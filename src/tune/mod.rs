@@ -242,7 +242,9 @@ pub fn execute(
     let server_bin = find_server_binary();
     let oltp_follows = opts.oltp && server_bin.is_some();
 
-    // sweep: file presets in a scratch directory on PATH's filesystem.
+    // sweep: file presets in a scratch directory on PATH's filesystem
+    // (outside the datadir when PATH is one, as it is by default).
+    let scratch = scratch_base(host, &path);
     let share = options::sweep_share(clock.left(), oltp_follows);
     let t0 = begin(
         shared,
@@ -254,7 +256,18 @@ pub fn execute(
             share.as_secs()
         ),
     );
-    match sweep(host, guard, opts, clock, &path, share) {
+    if scratch != path {
+        say(
+            clock,
+            "sweep",
+            &format!(
+                "{} is a datadir: scratch files go to {} on the same filesystem",
+                path.display(),
+                scratch.display()
+            ),
+        );
+    }
+    match sweep(host, guard, opts, clock, &scratch, share) {
         Ok(r) => {
             let note = Some(r.plan.note.clone());
             let mut s = lock(shared);
@@ -312,7 +325,7 @@ pub fn execute(
     let t0 = begin(shared, clock, "oltp", "before and after on two sandboxes");
     match skip {
         Some(n) => end(shared, "oltp", t0, Status::Skipped, Some(n)),
-        None => match oltp_phase(host, guard, opts, clock, shared, &path, &out_dir) {
+        None => match oltp_phase(host, guard, opts, clock, shared, &scratch, &out_dir) {
             Ok(note) => end(shared, "oltp", t0, Status::Done, note),
             Err(e) => end(
                 shared,
@@ -458,6 +471,31 @@ fn oltp_phase(
     } else {
         note
     })
+}
+
+/// Where tune's scratch files go: PATH itself when it is not a datadir
+/// (nor inside or around one); otherwise the first of /var/tmp, /tmp and
+/// PATH's ancestors that is on PATH's filesystem and clear of every
+/// datadir, so the default run (PATH = the running server's datadir)
+/// measures the same disks without writing into the datadir. When none
+/// qualifies, PATH is returned and the phases refuse it with their fix.
+fn scratch_base(host: &Host, path: &Path) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    if crate::safety::refuse_near_datadir(host, path, "tune's work directory").is_ok() {
+        return path.to_path_buf();
+    }
+    let Ok(dev) = std::fs::metadata(path).map(|m| m.dev()) else {
+        return path.to_path_buf();
+    };
+    let mut candidates = vec![PathBuf::from("/var/tmp"), PathBuf::from("/tmp")];
+    candidates.extend(path.ancestors().skip(1).map(Path::to_path_buf));
+    candidates
+        .into_iter()
+        .find(|c| {
+            std::fs::metadata(c).is_ok_and(|m| m.is_dir() && m.dev() == dev)
+                && crate::safety::refuse_near_datadir(host, c, "tune's work directory").is_ok()
+        })
+        .unwrap_or_else(|| path.to_path_buf())
 }
 
 /// mariadbd or mysqld on PATH or in the usual sbin directories (as the
