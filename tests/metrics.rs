@@ -286,6 +286,23 @@ fn recorded_checksum_results_and_their_corruption_are_exported() {
     let when = s[&key("innotune_checksum_last_run_timestamp_seconds", &good)];
     assert!(when >= before as f64 && when <= before as f64 + 600.0);
 
+    // One run naming both paths keeps each path's own figures.
+    let o = innotune(state.path())
+        .args(["checksum", "--record"])
+        .arg(&good)
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let (_, text) = metrics_of(state.path(), &hosts("check-clean"), &[]);
+    let s = samples(&text);
+    assert_eq!(s[&key("innotune_checksum_bad_pages", &good)], 0.0, "{text}");
+    assert!(
+        s[&key("innotune_checksum_bad_pages", &bad)] >= 1.0,
+        "{text}"
+    );
+    assert_eq!(s[&key("innotune_checksum_pages_checked", &good)], pages);
+
     // A file planted in the record directory by someone else is not read:
     // here a symlink, which a regular-file check refuses.
     std::os::unix::fs::symlink("/etc/hostname", dir.join("planted.json")).unwrap();

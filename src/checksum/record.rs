@@ -45,7 +45,6 @@ fn file_for(path: &str) -> PathBuf {
 
 /// Keep `report` as the last result of each of `paths`.
 pub fn save(paths: &[PathBuf], report: &ChecksumReport) -> Result<()> {
-    use crate::export::Report as _;
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let d = dir();
     let fail = |e: std::io::Error| -> anyhow::Error {
@@ -66,14 +65,31 @@ pub fn save(paths: &[PathBuf], report: &ChecksumReport) -> Result<()> {
     for p in paths {
         let canonical = fs::canonicalize(p).unwrap_or_else(|_| p.clone());
         let path = canonical.to_string_lossy().into_owned();
+        // This argument's own files (a run may name several paths).
+        let mine: Vec<_> = report
+            .files
+            .iter()
+            .filter(|f| {
+                let fp = Path::new(&f.path);
+                fp.starts_with(p) || fp.starts_with(&canonical)
+            })
+            .collect();
+        let files_with_errors = mine.iter().filter(|f| f.error.is_some()).count() as u64;
+        let bad_pages: u64 = mine.iter().map(|f| f.bad).sum();
         let rec = Record {
             path: path.clone(),
             finished_unix,
-            files: report.totals.files,
-            files_with_errors: report.totals.files_with_errors,
-            pages_checked: report.totals.pages_checked,
-            bad_pages: report.totals.bad,
-            exit_code: report.exit_code(),
+            files: mine.len() as u64,
+            files_with_errors,
+            pages_checked: mine.iter().map(|f| f.pages_checked).sum(),
+            bad_pages,
+            exit_code: if files_with_errors > 0 {
+                crate::error::exit::ERROR
+            } else if bad_pages > 0 && report.exceeded {
+                crate::error::exit::FOUND
+            } else {
+                crate::error::exit::OK
+            },
         };
         let target = file_for(&path);
         let tmp = target.with_extension(format!("json.{}.tmp", std::process::id()));

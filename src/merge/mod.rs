@@ -15,7 +15,7 @@ use crate::error::Fix;
 use crate::export::doc::{Cell, Column, KeyValues, Table};
 use crate::export::Document;
 use crate::oltp::hist::percentile;
-use crate::oltp::result::HistogramJson;
+use crate::oltp::result::{ms_to_ns, HistogramJson};
 use crate::Ctx;
 use anyhow::Result;
 use serde::Serialize;
@@ -86,10 +86,6 @@ fn u(v: &Value) -> u64 {
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or(0.0)
-}
-
-fn ms_to_ns(ms: f64) -> u64 {
-    crate::oltp::result::ms_to_ns(ms)
 }
 
 /// Read and check one client's result.

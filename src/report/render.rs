@@ -754,32 +754,7 @@ fn tune(d: &mut Document, r: &Value) {
             d.paragraph(text(&o["profiles"]["note"]));
             match serde_json::from_value::<Vec<crate::tune::oltp::Pair>>(o["pairs"].clone()) {
                 Ok(pairs) => {
-                    let mut t = Table::new(vec![
-                        Column::text("workload"),
-                        Column::num("threads", None),
-                        Column::num("TPS before", Some("tps")),
-                        Column::num("TPS after", Some("tps")),
-                        Column::num("TPS change", Some("%")),
-                        Column::num("QPS before", Some("qps")),
-                        Column::num("QPS after", Some("qps")),
-                    ])
-                    .titled("Before / after (measured)");
-                    for p in &pairs {
-                        let ch = p.tps_change_pct();
-                        t.row(vec![
-                            Cell::text(&p.workload),
-                            Cell::text(p.threads.to_string()),
-                            numcell(Some(p.before.tps_per_s)),
-                            numcell(Some(p.after.tps_per_s)),
-                            match ch {
-                                Some(c) => Cell::num(c, format!("{c:+.1}%")),
-                                None => Cell::text("—"),
-                            },
-                            numcell(Some(p.before.queries_per_s)),
-                            numcell(Some(p.after.queries_per_s)),
-                        ]);
-                    }
-                    d.table(t);
+                    d.table(crate::tune::report::before_after_table(&pairs));
                     for s in crate::tune::report::before_after_series(&pairs) {
                         d.series(s);
                     }

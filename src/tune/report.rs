@@ -269,7 +269,7 @@ fn pct(v: Option<f64>) -> Cell {
 }
 
 /// The before/after table: one row per workload and thread count.
-pub fn before_after_table(c: &Comparison) -> Table {
+pub fn before_after_table(pairs: &[super::oltp::Pair]) -> Table {
     let mut t = Table::new(vec![
         Column::text("workload"),
         Column::num("threads", None),
@@ -282,7 +282,7 @@ pub fn before_after_table(c: &Comparison) -> Table {
         Column::num("p95 after", Some("ms")),
     ])
     .titled("Before / after (measured)");
-    for p in &c.pairs {
+    for p in pairs {
         t.row(vec![
             Cell::text(&p.workload),
             Cell::num(p.threads as f64, p.threads.to_string()),
@@ -500,7 +500,7 @@ impl crate::export::Report for TuneReport {
                     c.pairs.len(),
                     c.planned
                 ));
-                d.table(before_after_table(c));
+                d.table(before_after_table(&c.pairs));
                 for s in before_after_series(&c.pairs) {
                     d.series(s);
                 }
