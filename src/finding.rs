@@ -96,6 +96,9 @@ pub enum SubjectKind {
     ServerVariable,
     File,
     Host,
+    /// A class of statements in a slow query log, named by pt-query-digest's
+    /// short id (`0x…`).
+    Query,
 }
 
 impl Subject {

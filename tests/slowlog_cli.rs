@@ -499,3 +499,418 @@ fn live_mariadb_slow_log_agrees_with_pt_query_digest() {
         assert_eq!(top(&d), top(&p), "{name}: top 20 classes");
     }
 }
+
+/// A MariaDB-format entry with plan attributes.
+fn entry(
+    ts: u64,
+    qt: &str,
+    sent: u64,
+    examined: u64,
+    full_scan: bool,
+    tmp_disk: bool,
+    q: &str,
+) -> String {
+    let yn = |b: bool| if b { "Yes" } else { "No" };
+    format!(
+        "# Time: 241125 16:00:01\n# User@Host: app[app] @ localhost []\n# Thread_id: 7  Schema: shop  QC_hit: No\n# Query_time: {qt}  Lock_time: 0.000010  Rows_sent: {sent}  Rows_examined: {examined}\n# Rows_affected: 0  Bytes_sent: 100\n# Full_scan: {}  Full_join: No  Tmp_table: {}  Tmp_table_on_disk: {}\n# Filesort: No  Filesort_on_disk: No  Merge_passes: 0  Priority_queue: No\nSET timestamp={ts};\n{q};\n",
+        yn(full_scan),
+        yn(tmp_disk),
+        yn(tmp_disk)
+    )
+}
+
+/// `check --slowlog` on a hand-made log (no server, a replayed host):
+/// the scanning class is named as a missing index with pt's short id, the
+/// whole-table read as a full scan, the spilling GROUP BY as a temporary
+/// table on disk; a cheap indexed lookup and a class under 1 % of the time
+/// are not named. Without plan attributes only the rows rule runs and an
+/// info finding says how to log them. Without --slowlog the rule is skipped.
+#[test]
+fn check_slowlog_names_missing_indexes_scans_and_spills() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = String::new();
+    for i in 0..20 {
+        // 50 000 examined for 2 sent: missing index (≈ 60 % of the time).
+        log += &entry(
+            1732550401 + i,
+            "0.300000",
+            2,
+            50_000,
+            true,
+            false,
+            &format!("SELECT id FROM orders WHERE customer = {i}"),
+        );
+        // Indexed lookups: cheap.
+        log += &entry(
+            1732550401 + i,
+            "0.000100",
+            1,
+            1,
+            false,
+            false,
+            &format!("SELECT * FROM orders WHERE id = {i}"),
+        );
+    }
+    for i in 0..5 {
+        // Reads every row and sends them: a full scan, not a missing index.
+        log += &entry(
+            1732550450 + i,
+            "0.400000",
+            40_000,
+            40_000,
+            true,
+            false,
+            "SELECT * FROM orders",
+        );
+        // Spills to disk (≈ 6 % of the time: a notice).
+        log += &entry(
+            1732550450 + i,
+            "0.100000",
+            500,
+            2_000,
+            false,
+            true,
+            &format!("SELECT customer, COUNT(*) FROM orders WHERE day > {i} GROUP BY customer"),
+        );
+    }
+    // Would be a missing index, but 0.05 % of the time.
+    log += &entry(
+        1732550500,
+        "0.005000",
+        1,
+        90_000,
+        true,
+        false,
+        "SELECT id FROM orders WHERE note = 'x'",
+    );
+    let file = dir.path().join("slow.log");
+    std::fs::write(&file, &log).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts/check-clean");
+    let run = |file: &Path| {
+        let out = inn()
+            .arg("--root")
+            .arg(&root)
+            .args(["--format", "json", "check", "/var/lib/mysql", "--slowlog"])
+            .arg(file)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code().unwrap(), v["result"].clone())
+    };
+    let (code, r) = run(&file);
+    let ours = ours(&file, &[]);
+    let id_of = |fp: &str| {
+        let c = ours["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["fingerprint"] == fp)
+            .unwrap_or_else(|| panic!("no class {fp}"));
+        let id = c["id"].as_str().unwrap();
+        format!("0x{}", &id[16..])
+    };
+    let got: Vec<(String, String, String)> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"].as_str().unwrap().starts_with("server.queries"))
+        .map(|f| {
+            (
+                f["id"].as_str().unwrap().to_string(),
+                f["subject"]["name"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = vec![
+        (
+            "server.queries.missing_index".to_string(),
+            id_of("select id from orders where customer = ?"),
+            "warning".to_string(),
+        ),
+        (
+            "server.queries.full_scan".to_string(),
+            id_of("select * from orders"),
+            "warning".to_string(),
+        ),
+        (
+            "server.queries.tmp_table_on_disk".to_string(),
+            id_of("select customer, count(*) from orders where day > ? group by customer"),
+            "notice".to_string(),
+        ),
+    ];
+    let mut sorted = got.clone();
+    sorted.sort();
+    let mut want_sorted = want.clone();
+    want_sorted.sort();
+    assert_eq!(sorted, want_sorted, "{got:?}");
+    assert_eq!(code, 1, "a warning finding exits 1");
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "server.queries.missing_index")
+        .unwrap();
+    assert_eq!(f["subject"]["kind"], "query");
+    assert!(
+        f["observed"]
+            .as_str()
+            .unwrap()
+            .contains("25000 examined per row returned"),
+        "{f}"
+    );
+    assert!(f["evidence"]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("select id from orders where customer = ?"));
+    // No sample statement (literal values) anywhere in check's result.
+    let whole = r.to_string();
+    assert!(
+        !whole.contains("customer = 7"),
+        "a literal leaked into check's result"
+    );
+    assert_eq!(r["facts"]["slowlog"]["entries"], 51);
+    let rule = r["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == "server.queries")
+        .unwrap();
+    assert_eq!(rule["status"], "ran");
+
+    // The same log without plan attributes: the rows rule still runs; an
+    // info finding says how to log the plan.
+    let bare: String = log
+        .lines()
+        .filter(|l| !l.starts_with("# Full_scan") && !l.starts_with("# Filesort"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let bare_file = dir.path().join("bare.log");
+    std::fs::write(&bare_file, bare).unwrap();
+    let (_, r) = run(&bare_file);
+    let ids: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .filter(|i| i.starts_with("server.queries"))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "server.queries.missing_index",
+            "server.queries.plan_not_logged"
+        ],
+        "{r}"
+    );
+
+    // Without --slowlog: skipped, with the reason.
+    let out = inn()
+        .arg("--root")
+        .arg(&root)
+        .args(["--format", "json", "check", "/var/lib/mysql"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rule = v["result"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == "server.queries")
+        .unwrap()
+        .clone();
+    assert_eq!(rule["status"], "skipped");
+    assert!(rule["reason"].as_str().unwrap().contains("--slowlog"));
+
+    // A missing log: one line, exit 2.
+    let out = inn()
+        .arg("--root")
+        .arg(&root)
+        .args(["check", "/var/lib/mysql", "--slowlog"])
+        .arg(dir.path().join("nope.log"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("nope.log"), "{err}");
+}
+
+/// The slowlog result rendered by `innotune report`: HTML with the profile,
+/// each class's short id, a chart of the time shares, and no sample
+/// statement; markdown with the same profile.
+#[test]
+fn report_has_a_slowlog_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("slow.json");
+    let out = inn()
+        .args(["--format", "json", "--output"])
+        .arg(&json)
+        .arg("slowlog")
+        .arg(fixture("mariadb.log"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let classes = v["result"]["classes"].as_array().unwrap();
+    assert!(!classes.is_empty());
+    let html_file = dir.path().join("r.html");
+    let out = inn()
+        .arg("report")
+        .arg(&json)
+        .arg("-o")
+        .arg(&html_file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&html_file).unwrap();
+    assert!(html.contains("Profile"), "no profile");
+    assert!(!html.contains("No dedicated view"), "generic view used");
+    for c in classes {
+        let id = c["id"].as_str().unwrap();
+        assert!(html.contains(&format!("0x{}", &id[16..])), "{id} missing");
+    }
+    assert!(html.contains("<svg"), "no chart");
+    assert!(html.contains("Share of the log"), "no time-share chart");
+    let sample = classes[0]["sample"]["query"].as_str().unwrap();
+    assert!(
+        !html.contains(sample),
+        "a sample statement is in the report"
+    );
+    let out = inn()
+        .args(["--format", "markdown", "report"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("| rank"), "{md}");
+    assert!(md.contains("plan attributes"), "{md}");
+}
+
+/// `check --slowlog` on a log written by a real MariaDB with
+/// log_slow_verbosity=query_plan: a lookup on an unindexed column is named
+/// as a missing index, a whole-table read as a full scan, a GROUP BY that
+/// outgrows a small tmp_table_size as a temporary table on disk; primary-key
+/// lookups are not named. Adding the index makes the missing-index finding
+/// go away on the next log.
+#[test]
+fn check_slowlog_on_a_real_mariadb_log() {
+    if !host_support::live() {
+        return;
+    }
+    use mysql::prelude::Queryable;
+    let s = sandbox_support::server();
+    let datadir = s.sb.dir().join("data");
+    let mut c = s.conn();
+    c.query_drop("CREATE DATABASE shop").unwrap();
+    c.query_drop("USE shop").unwrap();
+    c.query_drop("CREATE TABLE orders (id INT PRIMARY KEY, customer INT NOT NULL, pad VARCHAR(120) NOT NULL) ENGINE=InnoDB").unwrap();
+    c.query_drop("INSERT INTO orders SELECT seq, seq % 2000, REPEAT(CHAR(65 + seq % 26), 100) FROM seq_1_to_20000").unwrap();
+    let digest = |name: &str, c: &mut mysql::Conn| {
+        c.query_drop(format!(
+            "SET GLOBAL slow_query_log_file='{name}', GLOBAL long_query_time=0, GLOBAL log_slow_verbosity='query_plan', GLOBAL slow_query_log=ON"
+        ))
+        .unwrap();
+        // A new session: long_query_time is read at connect.
+        let mut q = s.conn();
+        q.query_drop("USE shop").unwrap();
+        for i in 0..30 {
+            let _: Vec<i32> = q
+                .query(format!("SELECT id FROM orders WHERE customer = {i}"))
+                .unwrap();
+        }
+        for i in 1..=300 {
+            let _: Vec<String> = q
+                .query(format!("SELECT pad FROM orders WHERE id = {i}"))
+                .unwrap();
+        }
+        for _ in 0..3 {
+            let _: Vec<(i32, i32)> = q.query("SELECT id, customer FROM orders").unwrap();
+        }
+        q.query_drop("SET SESSION tmp_table_size=16384, max_heap_table_size=16384")
+            .unwrap();
+        for _ in 0..3 {
+            let _: Vec<(String, i64)> = q
+                .query("SELECT pad, COUNT(*) FROM orders WHERE id > 0 GROUP BY pad, customer ORDER BY NULL")
+                .unwrap();
+        }
+        drop(q);
+        c.query_drop("SET GLOBAL slow_query_log=OFF").unwrap();
+        let log = datadir.join(name);
+        let out = inn()
+            .args(["--format", "json", "check", "--no-server"])
+            .arg(s.parent.path())
+            .arg("--slowlog")
+            .arg(&log)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let classes = ours(&log, &[]);
+        let found: Vec<(String, String)> = v["result"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["id"].as_str().unwrap().starts_with("server.queries"))
+            .map(|f| {
+                let short = f["subject"]["name"].as_str().unwrap();
+                let fp = classes["classes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| c["id"].as_str().unwrap().ends_with(&short[2..]))
+                    .map(|c| c["fingerprint"].as_str().unwrap().to_string())
+                    .unwrap_or_else(|| panic!("{short} is not a class of the log"));
+                (f["id"].as_str().unwrap().to_string(), fp)
+            })
+            .collect();
+        found
+    };
+    let found = digest("check-1.log", &mut c);
+    let has = |id: &str, fp: &str| found.iter().any(|(i, f)| i == id && f == fp);
+    assert!(
+        has(
+            "server.queries.missing_index",
+            "select id from orders where customer = ?"
+        ),
+        "{found:?}"
+    );
+    assert!(
+        has(
+            "server.queries.full_scan",
+            "select id, customer from orders"
+        ),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|(i, f)| i == "server.queries.tmp_table_on_disk"
+                && f.contains("group by pad, customer")),
+        "{found:?}"
+    );
+    assert!(
+        !found.iter().any(|(_, f)| f.contains("where id = ?")),
+        "a primary-key lookup was named: {found:?}"
+    );
+    c.query_drop("CREATE INDEX by_customer ON orders (customer)")
+        .unwrap();
+    let found = digest("check-2.log", &mut c);
+    assert!(
+        !found
+            .iter()
+            .any(|(i, f)| i == "server.queries.missing_index"
+                && f == "select id from orders where customer = ?"),
+        "the index did not help: {found:?}"
+    );
+}

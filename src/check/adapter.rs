@@ -173,6 +173,7 @@ pub fn facts(host: &Host, probe: &ProbeReport, server_pid: Option<u32>) -> Facts
         server: None,
         sweeps: Vec::new(),
         write_iops: None,
+        slowlog: None,
     }
 }
 

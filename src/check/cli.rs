@@ -60,6 +60,10 @@ pub struct CheckOpts {
     #[arg(long, value_name = "DIR", requires = "measure")]
     pub scratch: Option<PathBuf>,
 
+    /// A slow query log (a path, a .gz, or - for stdin) to read for statements that examine far more rows than they return, scan whole tables or put temporary tables on disk (pt-query-digest's classes).
+    #[arg(long, value_name = "FILE")]
+    pub slowlog: Option<PathBuf>,
+
     /// Only these layers (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "LAYER,…")]
     pub only: Vec<LayerArg>,

@@ -53,6 +53,47 @@ pub struct Facts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(rename = "write_iops_per_s")]
     pub write_iops: Option<Measured>,
+    /// The slow query log given with `--slowlog`, digested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowlog: Option<SlowlogFacts>,
+}
+
+/// A slow query log digested into classes (`check --slowlog FILE`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SlowlogFacts {
+    pub file: String,
+    pub entries: u64,
+    pub classes_total: usize,
+    pub query_time_ns: u64,
+    /// Entries that carried query-plan attributes (`Full_scan`,
+    /// `Tmp_table_on_disk`, …); 0 = the log cannot say whether a statement
+    /// scanned or spilled.
+    pub with_plan_attributes: u64,
+    /// The classes, most total query time first (at most
+    /// [`crate::check::slowlog::KEEP`]).
+    pub classes: Vec<SlowClass>,
+}
+
+/// One class (fingerprint) of the slow log. Only the fingerprint is kept,
+/// never a sample statement: samples carry literal values (names, e-mail
+/// addresses, password hashes) that a check result shared in a ticket or a
+/// fleet report must not spread.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SlowClass {
+    /// pt-query-digest's class id (upper-case MD5 of the fingerprint).
+    pub id: String,
+    pub fingerprint: String,
+    pub count: u64,
+    /// Share of the log's total query time, percent.
+    pub time_pct: f64,
+    pub query_time_ns: u64,
+    pub rows_sent: u64,
+    pub rows_affected: u64,
+    pub rows_examined: u64,
+    pub full_scan: u64,
+    pub tmp_table_on_disk: u64,
+    pub filesort: u64,
+    pub databases: Vec<String>,
 }
 
 /// The datadir's mount.

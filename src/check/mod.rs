@@ -16,6 +16,7 @@ pub mod report;
 pub mod results;
 pub mod rules;
 pub mod server;
+pub mod slowlog;
 
 use crate::error::Fix;
 use crate::host::{normalize, Host};
@@ -112,6 +113,17 @@ pub fn execute(host: &Host, opts: &CheckOpts) -> Result<Checked> {
     let mut facts = adapter::facts(host, &probe, pid);
     facts.server = sampled.map(|s| s.0);
     notes.extend(results::load(host, &opts.results, &mut facts)?);
+    if let Some(file) = &opts.slowlog {
+        facts.slowlog = Some(slowlog::load(file)?);
+    } else if let Some(s) = &facts.server {
+        if s.var_on("slow_query_log") == Some(true) {
+            if let Some(f) = s.var("slow_query_log_file") {
+                notes.push(format!(
+                    "the server's slow query log is {f} (relative names are in the datadir): check --slowlog FILE reads it for statements that need an index"
+                ));
+            }
+        }
+    }
     if opts.measure {
         if !host.is_live() {
             return Err(Fix::new(

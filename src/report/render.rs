@@ -176,6 +176,7 @@ pub fn blocks(i: &Input) -> Document {
         "oltp" => oltp_runs(&mut d, &r["runs"], r["workload"].as_str()),
         "tune-oltp" => tune_oltp(&mut d, r),
         "tune" => tune(&mut d, r),
+        "slowlog" => slowlog(&mut d, r),
         _ => generic(&mut d, r),
     }
     d
@@ -793,6 +794,124 @@ fn tune(d: &mut Document, r: &Value) {
         );
         d.preformatted(format!("{a}\n"));
     }
+}
+
+/// slowlog: totals, the profile (pt-query-digest's, with p95, rows
+/// examined per sent and the plan flags) and each class's share of the
+/// query time as bars. Sample statements stay in the JSON: they carry
+/// literal values a report passed around should not.
+fn slowlog(d: &mut Document, r: &Value) {
+    let t = &r["totals"];
+    let mut kv = KeyValues::new();
+    kv.add("slow log", text(&r["source"]))
+        .add("entries", text(&t["entries"]))
+        .add(
+            "classes",
+            format!(
+                "{} (the first {} shown, by {})",
+                text(&r["classes_total"]),
+                arr(&r["classes"]).len(),
+                text(&r["order_by"])
+            ),
+        )
+        .add(
+            "query time",
+            num(&t["query_time_ns"]).map_or("—".into(), |n| format!("{:.3} s", n / 1e9)),
+        )
+        .add(
+            "rows sent / examined",
+            format!("{} / {}", text(&t["rows_sent"]), text(&t["rows_examined"])),
+        );
+    if let (Some(a), Some(b)) = (t["first_seen"].as_str(), t["last_seen"].as_str()) {
+        kv.add("time range", format!("{a} to {b}"));
+    }
+    let plan = num(&t["with_plan_attributes"]).unwrap_or(0.0) > 0.0;
+    kv.add(
+        "plan attributes",
+        if plan {
+            "logged (full scans and temporary tables on disk are counted)"
+        } else {
+            "not logged (log_slow_verbosity=query_plan or log_slow_extra=ON adds them)"
+        },
+    );
+    if num(&t["malformed"]).unwrap_or(0.0) > 0.0 {
+        kv.add("malformed entries (skipped)", text(&t["malformed"]));
+    }
+    d.key_values(kv);
+    let classes = arr(&r["classes"]);
+    if classes.is_empty() {
+        d.note(Tone::Plain, "No statement in this log.");
+        return;
+    }
+    let max_p95 = classes
+        .iter()
+        .filter_map(|c| num(&c["query_time"]["p95_ns"]))
+        .fold(0.0, f64::max);
+    let lat = lat_unit(max_p95);
+    let mut cols = vec![
+        Column::num("rank", None),
+        Column::text("query id"),
+        Column::num("time", Some("s")),
+        Column::num("time", Some("%")),
+        Column::num("calls", None),
+        Column::num("p95", Some(lat.name)),
+        Column::num("rows exam/sent", None),
+    ];
+    if plan {
+        cols.push(Column::num("full scan", None));
+        cols.push(Column::num("tmp on disk", None));
+    }
+    cols.push(Column::text("fingerprint"));
+    let mut tbl = Table::new(cols).titled("Profile");
+    let mut bars = Line {
+        name: "share of query time".into(),
+        points: Vec::new(),
+    };
+    for c in classes {
+        let id = c["id"].as_str().unwrap_or("");
+        let short = format!("0x{}", &id[id.len().saturating_sub(16)..]);
+        let mut row = vec![
+            numcell(num(&c["rank"])),
+            Cell::text(short.clone()),
+            numcell(num(&c["query_time"]["sum_ns"]).map(|n| n / 1e9)),
+            numcell(num(&c["time_pct"])),
+            numcell(num(&c["count"])),
+            numcell(num(&c["query_time"]["p95_ns"]).map(|n| n / lat.ns)),
+            numcell(num(&c["rows_examined_per_sent"])),
+        ];
+        if plan {
+            row.push(numcell(num(&c["full_scan"])));
+            row.push(numcell(num(&c["tmp_table_on_disk"])));
+        }
+        let fp = text(&c["fingerprint"]);
+        let fp = if fp.chars().count() > 90 {
+            format!("{}…", fp.chars().take(89).collect::<String>())
+        } else {
+            fp
+        };
+        row.push(Cell::text(fp));
+        tbl.row(row);
+        if let Some(p) = num(&c["time_pct"]) {
+            bars.points.push(Point {
+                x: short,
+                y: p,
+                ci: None,
+            });
+        }
+    }
+    d.table(tbl);
+    if !bars.points.is_empty() {
+        d.series(Series {
+            title: "Share of the log's query time per class".into(),
+            kind: ChartKind::Bar,
+            x_label: "class".into(),
+            y_label: "query time".into(),
+            y_unit: Some("%".into()),
+            lines: vec![bars],
+            table_fallback: false,
+        });
+    }
+    d.paragraph("Each class's worst statement is in the JSON (`classes[].sample`); `innotune check --slowlog FILE` names the classes that need an index, scan whole tables or spill temporary tables to disk.");
 }
 
 /// A result this innotune has no view for: its top-level values.

@@ -298,6 +298,8 @@ pub struct Totals {
     pub lock_time: u64,
     pub rows_sent: u64,
     pub rows_examined: u64,
+    /// Entries with query-plan attributes (see [`Entry::plan`]).
+    pub with_plan: u64,
     pub first_ts: Option<i64>,
     pub last_ts: Option<i64>,
 }
@@ -411,6 +413,7 @@ impl Aggregator {
         t.lock_time += e.lock_time;
         t.rows_sent += e.rows_sent;
         t.rows_examined += e.rows_examined;
+        t.with_plan += u64::from(e.plan);
         t.first_ts = opt_min(t.first_ts, e.ts);
         t.last_ts = opt_max(t.last_ts, e.ts);
         let i = class_of(
@@ -434,6 +437,7 @@ impl Aggregator {
         t.lock_time += o.totals.lock_time;
         t.rows_sent += o.totals.rows_sent;
         t.rows_examined += o.totals.rows_examined;
+        t.with_plan += o.totals.with_plan;
         t.first_ts = opt_min(t.first_ts, o.totals.first_ts);
         t.last_ts = opt_max(t.last_ts, o.totals.last_ts);
         for (k, c) in o.classes {

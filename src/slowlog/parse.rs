@@ -54,6 +54,11 @@ pub struct Entry<'a> {
     pub tmp_table_on_disk: bool,
     pub filesort: bool,
     pub filesort_on_disk: bool,
+    /// The entry carried a query-plan attribute (MariaDB/Percona
+    /// `Full_scan`/`Tmp_table_on_disk`, MySQL 8 `Select_scan`/
+    /// `Created_tmp_disk_tables`): without them a "no" cannot be told
+    /// from "not logged".
+    pub plan: bool,
     /// The statement (without its final `;`), or `administrator command: X`.
     pub query: &'a [u8],
     pub admin: bool,
@@ -401,16 +406,28 @@ fn set_attribute<'a>(key: &[u8], v: &'a [u8], e: &mut Entry<'a>) {
         b"Thread_id" => e.thread_id = num_u(v),
         b"Schema" if !v.is_empty() => e.schema = Some(v),
         b"QC_hit" | b"QC_Hit" => e.qc_hit = yes(v),
-        b"Full_scan" => e.full_scan = yes(v),
+        b"Full_scan" => {
+            e.plan = true;
+            e.full_scan = yes(v)
+        }
         b"Full_join" => e.full_join = yes(v),
         b"Tmp_table" => e.tmp_table = yes(v),
-        b"Tmp_table_on_disk" => e.tmp_table_on_disk = yes(v),
+        b"Tmp_table_on_disk" => {
+            e.plan = true;
+            e.tmp_table_on_disk = yes(v)
+        }
         b"Filesort" => e.filesort = yes(v),
         b"Filesort_on_disk" => e.filesort_on_disk = yes(v),
         // MySQL 8 log_slow_extra names.
-        b"Created_tmp_disk_tables" => e.tmp_table_on_disk |= yes(v),
+        b"Created_tmp_disk_tables" => {
+            e.plan = true;
+            e.tmp_table_on_disk |= yes(v)
+        }
         b"Created_tmp_tables" => e.tmp_table |= yes(v),
-        b"Select_scan" => e.full_scan |= yes(v),
+        b"Select_scan" => {
+            e.plan = true;
+            e.full_scan |= yes(v)
+        }
         b"Sort_scan" | b"Sort_range" => e.filesort |= yes(v),
         _ => {}
     }

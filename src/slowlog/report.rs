@@ -36,6 +36,11 @@ pub struct TotalsReport {
     pub lock_time_ns: u64,
     pub rows_sent: u64,
     pub rows_examined: u64,
+    /// Entries that carried query-plan attributes (`Full_scan`,
+    /// `Tmp_table_on_disk`; MariaDB log_slow_verbosity=query_plan, Percona,
+    /// or MySQL 8 log_slow_extra). 0: the full-scan and temporary-table
+    /// counts below mean "not logged", not "none".
+    pub with_plan_attributes: u64,
     pub first_seen: Option<String>,
     pub last_seen: Option<String>,
 }
@@ -187,6 +192,7 @@ impl TotalsReport {
             lock_time_ns: t.lock_time,
             rows_sent: t.rows_sent,
             rows_examined: t.rows_examined,
+            with_plan_attributes: t.with_plan,
             first_seen: rfc3339(t.first_ts),
             last_seen: rfc3339(t.last_ts),
         }

@@ -44,6 +44,10 @@ pub struct TuneArgs {
     #[arg(long)]
     pub no_oltp: bool,
 
+    /// A slow query log for the check phase to read (statements that need an index, full scans, temporary tables on disk; as check --slowlog).
+    #[arg(long, value_name = "FILE")]
+    pub slowlog: Option<PathBuf>,
+
     /// How the live server is reached for its settings (default: its option files' socket).
     #[command(flatten)]
     pub conn: ConnArgs,
@@ -81,6 +85,7 @@ impl TuneArgs {
         o.out = self.out;
         o.oltp = !self.no_oltp;
         o.conn = self.conn;
+        o.slowlog = self.slowlog;
         o
     }
 }

@@ -77,6 +77,16 @@ pub fn run(args: cli::TuneArgs, ctx: &Ctx) -> Result<i32> {
         )
         .into());
     }
+    if let Some(f) = &opts.slowlog {
+        if f.as_os_str() != "-" {
+            std::fs::File::open(f).map_err(|e| {
+                Fix::new(
+                    format!("--slowlog {}: {e}", f.display()),
+                    "give the path of a slow query log (SELECT @@slow_query_log_file)",
+                )
+            })?;
+        }
+    }
     let out_dir = out::prepare(host, opts.out.as_deref())?;
     let command = std::iter::once("innotune".to_string())
         .chain(std::env::args().skip(1))
@@ -220,6 +230,7 @@ pub fn execute(
         results: Vec::new(),
         measure: false,
         scratch: None,
+        slowlog: opts.slowlog.clone(),
         only: Vec::new(),
     };
     match crate::check::execute(host, &copts) {

@@ -29,6 +29,8 @@ pub struct TuneOptions {
     pub oltp: bool,
     /// How the live server is reached (its settings are the "before").
     pub conn: ConnArgs,
+    /// A slow query log for the check phase (`--slowlog`).
+    pub slowlog: Option<PathBuf>,
 }
 
 impl TuneOptions {
@@ -45,6 +47,7 @@ impl TuneOptions {
             },
             oltp: true,
             conn: ConnArgs::default(),
+            slowlog: None,
         }
     }
 

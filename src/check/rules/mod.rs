@@ -31,6 +31,7 @@ pub mod read_ahead;
 pub mod redo;
 pub mod scheduler;
 pub mod slow_log;
+pub mod slow_queries;
 pub mod table_defaults;
 pub mod tmp_tables;
 pub mod vm;
@@ -173,6 +174,8 @@ pub enum Scope {
     Host,
     /// A reachable server of one of these versions.
     Server(Versions),
+    /// A slow query log given with `check --slowlog FILE` (no server needed).
+    SlowLog,
 }
 
 /// A family of checks.
@@ -212,6 +215,7 @@ pub fn all() -> Vec<Rule> {
         connections::RULE,
         io_threads::RULE,
         slow_log::RULE,
+        slow_queries::RULE,
     ]
 }
 
@@ -245,6 +249,13 @@ pub fn run(
         }
         let (applies_to, skip) = match (&r.scope, &facts.server) {
             (Scope::Host, _) => ("host".to_string(), None),
+            (Scope::SlowLog, _) => (
+                "slow log".to_string(),
+                facts
+                    .slowlog
+                    .is_none()
+                    .then(|| "no slow log given (check --slowlog FILE)".to_string()),
+            ),
             (Scope::Server(v), None) => (
                 v.describe(),
                 Some(server_note.unwrap_or("no server reachable").to_string()),
