@@ -186,8 +186,8 @@ fn a_datadir_of_a_server_nobody_runs_is_refused_to_root() {
     for (dir, relation) in [
         (data.join("newdb"), "is inside"),
         (deep.clone(), "is inside"),
-        (data.clone(), "is the"),
-        (srv.parent.path().to_path_buf(), "contains the"),
+        (data.clone(), "is"),
+        (srv.parent.path().to_path_buf(), "contains"),
     ] {
         let out = innotune(state.path())
             .args(["sandbox", "start", "--dir"])
@@ -198,7 +198,7 @@ fn a_datadir_of_a_server_nobody_runs_is_refused_to_root() {
             out,
             &format!("sandbox start --dir {}", dir.display()),
             &[
-                &format!("{relation} MySQL datadir {d}"),
+                &format!("{relation} the MySQL datadir {d}"),
                 &pid,
                 "sandbox directory",
             ],
@@ -208,10 +208,10 @@ fn a_datadir_of_a_server_nobody_runs_is_refused_to_root() {
     // bench --directory: the datadir, its subdirectories at any depth,
     // and a directory containing it; --allow-datadir does not lift this.
     for (dir, relation) in [
-        (data.clone(), "is the"),
+        (data.clone(), "is"),
         (mysql.clone(), "is inside"),
         (deep.clone(), "is inside"),
-        (srv.dir.clone(), "contains the"),
+        (srv.dir.clone(), "contains"),
     ] {
         for extra in [None, Some("--allow-datadir")] {
             let mut args = bench_args(&dir);
@@ -222,7 +222,7 @@ fn a_datadir_of_a_server_nobody_runs_is_refused_to_root() {
                 &args.join(" "),
                 &[
                     "bench --directory",
-                    &format!("{relation} MySQL datadir {d}"),
+                    &format!("{relation} the MySQL datadir {d}"),
                     &pid,
                 ],
             );
