@@ -259,6 +259,47 @@ fn one_bad_file_among_several_keeps_the_others() {
     assert!(text.contains("21 (crc32:21)"), "{text}");
 }
 
+/// Issue 11, item 5, the unreadable case: run as the unprivileged user
+/// `nobody`, one tablespace it may not read (root's, 0600) among two it
+/// may: both others are reported, the unreadable one has an `error`
+/// naming it, and the exit code is 2.
+#[test]
+fn an_unreadable_file_among_several_keeps_the_others() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let a = copy_to(dir.path(), CRC32_FILE);
+    let sub = dir.path().join("secret");
+    fs::create_dir(&sub).unwrap();
+    fs::set_permissions(&sub, fs::Permissions::from_mode(0o755)).unwrap();
+    let hidden = copy_to(&sub, CRC32_FILE);
+    let b = copy_to(dir.path(), "t_10k_rows.ibd");
+    for (f, mode) in [(&a, 0o644), (&hidden, 0o600), (&b, 0o644)] {
+        fs::set_permissions(f, fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let out = std::process::Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(assert_cmd::cargo::cargo_bin("innotune"))
+        .args(["--format", "json", "checksum"])
+        .args([&a, &hidden, &b])
+        .env("INNOTUNE_STATE_DIR", dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files = v["result"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 3, "{v:#}");
+    assert_eq!(files[0]["valid"]["crc32"], 21);
+    assert_eq!(files[2]["valid"]["innodb"], 21);
+    let e = files[1]["error"].as_str().unwrap();
+    assert!(
+        e.contains(hidden.to_str().unwrap()) && e.contains("ermission denied"),
+        "{e}"
+    );
+    assert_eq!(v["result"]["totals"]["files_with_errors"], 1);
+}
+
 /// Issue 11, item 6: a page range past the end used to check 0 pages and
 /// say OK: now an error naming the page count.
 #[test]
@@ -320,6 +361,22 @@ fn fifos_and_symlinks_are_refused_or_followed() {
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // A character device named like a tablespace (/dev/zero's numbers:
+    // it would be read forever) is refused the same way.
+    let dev = dir.path().join("zero.ibd");
+    let c = std::ffi::CString::new(dev.to_str().unwrap()).unwrap();
+    // SAFETY: valid path; makedev(1, 5) is /dev/zero.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o644, libc::makedev(1, 5)) };
+    assert_eq!(made, 0, "mknod (the tests run as root)");
+    let out = run(&[dev.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is a character device, not a tablespace file") && err.contains("fix:"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    fs::remove_file(&dev).unwrap();
 
     // In a walk: the FIFO is an error entry; a symlinked corrupt .ibd is
     // checked (exit 2 for the FIFO, and the bad page listed).

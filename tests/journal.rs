@@ -381,6 +381,72 @@ fn a_forged_entry_is_refused_and_nothing_is_written() {
     }
 }
 
+/// Issue 11, smaller ones: a journal of a format version this innotune
+/// does not read used to fail on a field ("expected struct Owner"). Now
+/// restore, and the pending-journal warning of every other command, say
+/// the version and which innotune (and run) wrote it, and the journal is
+/// left as it was.
+#[test]
+fn a_journal_of_an_unknown_version_names_it_and_its_writer() {
+    let state = tempfile::tempdir().unwrap();
+    let jp = state.path().join("journal.json");
+    let future = serde_json::json!({
+        "version": 7,
+        "written_by": "innotune 9.1.0",
+        "owner": {"pid": 4_000_000_000u32, "command": "innotune sweep /data", "started": "2030-01-01T00:00:00Z", "host": "db1"},
+        "entries": [{"kind": "switch", "device": "sda"}],
+    });
+    let text = serde_json::to_string_pretty(&future).unwrap();
+    std::fs::write(&jp, &text).unwrap();
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let (code, _, err) = restore(state.path(), extra);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        assert!(
+            err.contains("format version 7")
+                && err
+                    .contains("written by innotune 9.1.0, pid 4000000000: `innotune sweep /data`")
+                && err.contains(concat!(
+                    "innotune ",
+                    env!("CARGO_PKG_VERSION"),
+                    " cannot read"
+                ))
+                && err.contains("fix:"),
+            "{err}"
+        );
+        assert!(!err.contains("expected"), "{err}");
+    }
+    // A journal with no version and no writer says so.
+    let mut old = future.clone();
+    old.as_object_mut().unwrap().remove("version");
+    old.as_object_mut().unwrap().remove("written_by");
+    std::fs::write(&jp, serde_json::to_string(&old).unwrap()).unwrap();
+    let (code, _, err) = restore(state.path(), &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("has no format version")
+            && err.contains("an innotune that did not record its version"),
+        "{err}"
+    );
+    // Any other command warns with the same words (and goes on).
+    std::fs::write(&jp, &text).unwrap();
+    let o = innotune(state.path())
+        .args(["checksum", "/nonexistent/x.ibd"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("innotune: warning:") && l.contains("format version 7")),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&jp).unwrap(),
+        text,
+        "journal untouched"
+    );
+}
+
 /// The child side of `every_kind_killed_mid_run_then_restored`: runs only
 /// when the parent test re-executes this binary with INNOTUNE_TEST_CHILD
 /// set (a plain `cargo test` returns at once). Holds one change of every

@@ -217,6 +217,38 @@ fn silent_port_times_out_and_password_leaves_cmdline() {
     }
 }
 
+/// Item 4 beyond oltp: `check`'s server connection uses the same
+/// timeouts. On a port that accepts and never answers it gives up within
+/// --connect-timeout with a warning naming the endpoint, and still reports
+/// the host rules (it used to hang).
+#[test]
+fn check_gives_up_on_a_silent_port_naming_it() {
+    use std::time::{Duration, Instant};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let state = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let out = bin()
+        .env("INNOTUNE_STATE_DIR", state.path())
+        .args(["--format", "json", "check", "/var/tmp", "--no-defaults"])
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--connect-timeout", "2"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    drop(l);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(took < Duration::from_secs(30), "{took:?}: {e}");
+    assert!(
+        e.contains(&format!("127.0.0.1:{port}")) && e.contains("no answer within 2 s"),
+        "{e}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{e}"));
+    assert!(v["result"].is_object(), "{v:#}");
+}
+
 /// `--password X` (a space) does not make X the password, and whatever
 /// the parser rejects, no error shows X.
 #[test]

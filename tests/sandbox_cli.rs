@@ -260,63 +260,9 @@ fn default_profile_sizes_for_1024_threads() {
     assert!(ps >= 1024 * (2 + 9 * 10), "{ps}");
 }
 
-/// A directory inside (or equal to, or containing) a datadir is refused
-/// with one line naming it, and nothing is created there; as root and as
-/// an unprivileged user.
-#[test]
-fn refuses_dirs_near_a_datadir() {
-    let host = innotune::host::Host::live();
-    // The option files' datadir (or the compiled default) is always known,
-    // and unlike a running test sandbox it does not go away meanwhile.
-    let (dd, _) = innotune::probe::mysqld::datadir(&host, &["mysqld".to_string()]);
-    let dd = innotune::safety::canonical(&host, std::path::Path::new(&dd));
-    let inside = dd.join("innotune-sandbox-test");
-    assert!(!inside.exists());
-    let mut cases = vec![inside.clone(), dd.clone()];
-    if let Some(parent) = dd.parent().filter(|p| p.parent().is_some()) {
-        cases.push(parent.to_path_buf());
-    }
-    for dir in &cases {
-        let out = bin()
-            .args(["sandbox", "start", "--dir"])
-            .arg(dir)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{}", dir.display());
-        let e = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(e.trim().lines().count(), 1, "{e}");
-        assert!(
-            e.contains(&format!("MySQL datadir {}", dd.display())),
-            "{e}"
-        );
-    }
-    assert!(!inside.exists(), "nothing created inside the datadir");
-    // The same for a user who could not write there anyway: the refusal
-    // comes first (when this user can run the test binary at all).
-    let exe = assert_cmd::cargo::cargo_bin("innotune");
-    let can_run = std::process::Command::new("runuser")
-        .args(["-u", "nobody", "--"])
-        .arg(&exe)
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !can_run {
-        eprintln!("nobody cannot run {}; skipping that half", exe.display());
-        return;
-    }
-    let out = std::process::Command::new("runuser")
-        .args(["-u", "nobody", "--"])
-        .arg(&exe)
-        .args(["sandbox", "start", "--dir"])
-        .arg(&inside)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&out.stderr);
-    assert!(e.contains("is inside the MySQL datadir"), "{e}");
-    assert!(!inside.exists());
-}
+// A --dir in or around a datadir: tests/datadir_refusal.rs (a throwaway
+// server run by `nobody`, and option files under --root), never this
+// host's own server's datadir.
 
 /// `stop --keep` keeps DIR once; a later plain `stop` (after a restart,
 /// or of the kept, stopped sandbox) removes it.

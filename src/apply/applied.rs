@@ -48,6 +48,7 @@ pub fn save(p: &Path, entries: Vec<Entry>, command: &str) -> Result<()> {
     let pid = std::process::id();
     let j = JournalFile {
         version: journal::JOURNAL_VERSION,
+        written_by: Some(journal::WRITTEN_BY.to_string()),
         owner: Owner {
             pid,
             command: journal::redact(command),

@@ -7,9 +7,16 @@ use clap::Args;
 /// stops throwaway servers it started (SIGTERM, SIGKILL after 30 s; only a
 /// process whose start time and command line prove it is that server),
 /// deletes files innotune created, and removes the journal once everything
-/// is back. Exit codes: 0 nothing pending or all restored; 2 something could not
-/// be restored (the journal is kept so you can retry).
+/// is back.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  innotune restore --dry-run                 list what an interrupted run left changed
+  innotune restore                           put it all back
+  INNOTUNE_STATE_DIR=DIR innotune restore    the journal of runs made with that state dir
+
+Exit codes: 0 nothing pending or all restored; 2 something could not be restored \
+(the journal is kept so you can retry), or the journal is unreadable or not one innotune writes.")]
 pub struct RestoreArgs {
     /// List what would be put back, change nothing.
     #[arg(long)]

@@ -49,6 +49,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// Journal file format version (bump when an entry changes meaning).
 /// 2: every entry is a `change`; version 1 is read ([`load`]).
 pub const JOURNAL_VERSION: u32 = 2;
+/// What a journal's `written_by` says for this build.
+pub const WRITTEN_BY: &str = concat!("innotune ", env!("CARGO_PKG_VERSION"));
 const DEFAULT_STATE_DIR: &str = "/var/lib/innotune";
 const JOURNAL_FILE: &str = "journal.json";
 /// Held with `flock` by the run that owns the journal (and by restore).
@@ -135,6 +137,11 @@ impl Entry {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JournalFile {
     pub version: u32,
+    /// `innotune X.Y.Z`, the build that wrote it: what a later innotune
+    /// names when it meets a format version it cannot read. Absent in
+    /// journals from before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_by: Option<String>,
     pub owner: Owner,
     pub entries: Vec<Entry>,
 }
@@ -180,6 +187,7 @@ pub fn load(path: &Path) -> Result<Option<JournalFile>> {
     match fs::read_to_string(path) {
         Ok(s) => {
             let mut v: serde_json::Value = serde_json::from_str(&s).map_err(|e| bad(&e))?;
+            check_version(path, &v)?;
             if let Some(entries) = v.get_mut("entries").and_then(|e| e.as_array_mut()) {
                 let old = std::mem::take(entries);
                 *entries = old
@@ -194,6 +202,43 @@ pub fn load(path: &Path) -> Result<Option<JournalFile>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("reading journal {}", path.display())),
     }
+}
+
+/// Refuse a journal whose format version this build does not read, before
+/// its entries are parsed: a newer innotune's journal would otherwise fail
+/// on some field ("expected struct Owner") without saying why. The error
+/// names the version and, as far as the journal says, which innotune wrote
+/// it and for which run.
+fn check_version(path: &Path, v: &serde_json::Value) -> Result<()> {
+    let version = v.get("version").and_then(|n| n.as_u64());
+    if matches!(version, Some(n) if n >= 1 && n <= u64::from(JOURNAL_VERSION)) {
+        return Ok(());
+    }
+    let writer = match v.get("written_by").and_then(|w| w.as_str()) {
+        Some(w) => crate::probe::document::escape(w),
+        None => "an innotune that did not record its version".to_string(),
+    };
+    let owner = v.get("owner");
+    let field = |k: &str| owner.and_then(|o| o.get(k));
+    let run = match (
+        field("pid").and_then(|p| p.as_u64()),
+        field("command").and_then(|c| c.as_str()),
+    ) {
+        (Some(pid), Some(cmd)) => format!(", pid {pid}: `{}`", crate::probe::document::escape(cmd)),
+        _ => String::new(),
+    };
+    let what = match version {
+        Some(n) => format!("format version {n}"),
+        None => "no format version".to_string(),
+    };
+    Err(Fix::new(
+        format!(
+            "journal {} has {what}, which {WRITTEN_BY} cannot read (versions 1–{JOURNAL_VERSION}); it was written by {writer}{run}",
+            path.display()
+        ),
+        "run `innotune restore` with the innotune that wrote it, or put back what it lists by hand, then delete it",
+    )
+    .into())
 }
 
 /// Write the journal so that it is on disk when this returns: a temporary
@@ -519,6 +564,7 @@ impl Journal {
         }
         let file = JournalFile {
             version: JOURNAL_VERSION,
+            written_by: Some(WRITTEN_BY.to_string()),
             owner: Owner::current(command),
             entries: Vec::new(),
         };

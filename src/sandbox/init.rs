@@ -53,7 +53,19 @@ pub(super) fn initialise(server: &Path, ver: &ServerVersion, cnf: &Path, dir: &P
             c.arg("--skip-test-db");
         }
         if ver.is_mariadb() && (ver.major, ver.minor) >= (10, 4) {
-            c.arg("--auth-root-authentication-method=socket");
+            // Socket authentication lets only the system user root log in
+            // as root@localhost, which is what innotune connects as. A
+            // sandbox started by another user (a DBA without root, or a
+            // test as `nobody`) could then never be reached: it used to
+            // wait out --timeout on "Access denied". For such a user,
+            // root@localhost gets no password, as MySQL's
+            // --initialize-insecure does; the server listens on 127.0.0.1
+            // and lives only as long as the sandbox.
+            if rustix::process::geteuid().is_root() {
+                c.arg("--auth-root-authentication-method=socket");
+            } else {
+                c.arg("--auth-root-authentication-method=normal");
+            }
         }
         c
     };
