@@ -1,17 +1,22 @@
 //! The Ansible role end to end, over real SSH: three "hosts" are network
 //! namespaces (a veth pair each, an sshd listening on the namespace's own
-//! address), each with its own innotune state directory and its own host
+//! address), each with its own innotune state directory, its own host
 //! tree (a generated check-planted tree, replayed with --root, so applying
-//! changes the tree and never this machine). `ansible-playbook` (Debian's
-//! ansible) runs the role twice: the first run applies on every host, the
-//! second reports nothing changed; check mode changes nothing; the fleet
-//! report on the controller names the three hosts. ansible-lint accepts the
-//! role and playbook.
+//! changes the tree and never this machine) and its own sandbox MariaDB
+//! started inside the namespace (check's server rules ask it).
+//! `ansible-playbook` (Debian's ansible) runs the role twice: the first run
+//! applies on every host, the second reports nothing changed; check mode
+//! changes nothing; the fleet report on the controller names the three
+//! hosts. Then the three hosts load db1's server together (the role's OLTP
+//! tasks, one agreed --start-at) and the controller merges their results.
+//! ansible-lint accepts the role and playbook.
 //!
 //! Live-gated (root, namespaces). Every namespace, veth and sshd is removed
 //! on every path (Drop).
 
 mod host_support;
+use innotune::oltp::hist::percentile;
+use innotune::oltp::result::{ms_to_ns, HistogramJson};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -60,6 +65,64 @@ impl Drop for NsHost {
             .output();
         let _ = Command::new("ip").args(["netns", "del", &self.ns]).output();
     }
+}
+
+/// A sandbox MariaDB started inside a host's namespace; stopped (and its
+/// directory removed) on every path.
+struct NsSandbox {
+    dir: PathBuf,
+    state: PathBuf,
+}
+
+impl NsSandbox {
+    fn socket(&self) -> PathBuf {
+        self.dir.join("mysql.sock")
+    }
+}
+
+impl Drop for NsSandbox {
+    fn drop(&mut self) {
+        let _ = Command::new(env!("CARGO_BIN_EXE_innotune"))
+            .env("INNOTUNE_STATE_DIR", &self.state)
+            .args(["sandbox", "stop", "--dir"])
+            .arg(&self.dir)
+            .output();
+    }
+}
+
+/// Start one sandbox per namespace, all at once (each `sandbox start`
+/// returns when its server accepts connections).
+fn ns_sandboxes(hosts: &[NsHost], tmp: &Path) -> Vec<NsSandbox> {
+    let mut started = Vec::new();
+    for (i, h) in hosts.iter().enumerate() {
+        let sb = NsSandbox {
+            dir: tmp.join(format!("sb{}", i + 1)),
+            state: tmp.join(format!("sbstate{}", i + 1)),
+        };
+        let child = Command::new("ip")
+            .args(["netns", "exec", &h.ns])
+            .arg(env!("CARGO_BIN_EXE_innotune"))
+            .env("INNOTUNE_STATE_DIR", &sb.state)
+            .args(["sandbox", "start", "--dir"])
+            .arg(&sb.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        started.push((sb, child));
+    }
+    started
+        .into_iter()
+        .map(|(sb, child)| {
+            let o = child.wait_with_output().unwrap();
+            assert!(
+                o.status.success(),
+                "sandbox start in a namespace: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            sb
+        })
+        .collect()
 }
 
 fn ns_host(i: u32, tmp: &Path, pubkey: &Path) -> NsHost {
@@ -178,16 +241,21 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
         std::fs::write(root.join("proc/sys/kernel/hostname"), format!("db{i}\n")).unwrap();
         let state = t.join(format!("state{i}"));
         let h = ns_host(i, t, &pubkey);
+        // check asks the host's own sandbox (no status window: rate rules
+        // need minutes; the variable rules are what the fleet compares).
         inv.push_str(&format!(
-            "db{i} ansible_host={} innotune_root={} innotune_path=/var/lib/mysql innotune_bin={} innotune_remote_dir={} innotune_environment='{{\"INNOTUNE_STATE_DIR\": \"{}\"}}'\n",
+            "db{i} ansible_host={} innotune_root={} innotune_path=/var/lib/mysql innotune_bin={} innotune_remote_dir={} innotune_environment='{{\"INNOTUNE_STATE_DIR\": \"{}\"}}' innotune_check_args='[\"--socket\", \"{}\", \"--user\", \"root\", \"--no-defaults\", \"--sample\", \"0\"]'\n",
             h.addr,
             root.display(),
             t.join(format!("bin{i}/innotune")).display(),
             t.join(format!("remote{i}")).display(),
-            state.display()
+            state.display(),
+            t.join(format!("sb{i}/mysql.sock")).display(),
         ));
         hosts.push(h);
     }
+    // Declared after the hosts: stopped before their namespaces go.
+    let sandboxes = ns_sandboxes(&hosts, t);
     inv.push_str(&format!(
         "\n[dbservers:vars]\nansible_user=root\nansible_ssh_private_key_file={}\nansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\ninnotune_apply=true\ninnotune_binary_src={}\n",
         key.display(),
@@ -293,6 +361,19 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
         .unwrap();
         assert_eq!(j["schema"], "check/2");
         assert_eq!(j["host"]["hostname"], format!("db{i}"));
+        // The server rules asked the host's own sandbox.
+        assert_eq!(
+            j["result"]["server"]["reached"], true,
+            "db{i}: {}",
+            j["result"]["server"]
+        );
+        assert!(
+            j["result"]["server"]["version"]
+                .as_str()
+                .is_some_and(|v| v.contains("MariaDB")),
+            "db{i}: {}",
+            j["result"]["server"]
+        );
     }
     let html = std::fs::read_to_string(results.join("fleet.html")).unwrap();
     for i in 1..=3 {
@@ -325,6 +406,91 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
     for i in 1..=3 {
         assert_eq!(pending(i), Some(1), "check mode applied on host {i}");
     }
+
+    // Load from several clients: all three hosts drive db1's server at one
+    // agreed start time; the controller merges the three results. (The
+    // namespaces share this machine's filesystem, so the clients reach the
+    // server through its socket; on real hosts innotune_oltp_conn names
+    // --host/--port and an option file with the password.)
+    let mut oinv = String::from("[oltp_clients]\n");
+    for (i, h) in hosts.iter().enumerate() {
+        let i = i + 1;
+        oinv.push_str(&format!(
+            "db{i} ansible_host={} innotune_bin={} innotune_remote_dir={} innotune_environment='{{\"INNOTUNE_STATE_DIR\": \"{}\"}}'\n",
+            h.addr,
+            t.join(format!("bin{i}/innotune")).display(),
+            t.join(format!("remote{i}")).display(),
+            t.join(format!("state{i}")).display(),
+        ));
+    }
+    oinv.push_str(&format!(
+        "\n[oltp_clients:vars]\nansible_user=root\nansible_ssh_private_key_file={}\nansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\ninnotune_binary_src={}\ninnotune_oltp_conn='[\"--socket\", \"{}\", \"--user\", \"root\", \"--no-defaults\"]'\ninnotune_oltp_prepare=true\ninnotune_oltp_table_args='[\"--tables\", \"1\", \"--table-size\", \"2000\"]'\ninnotune_oltp_args='[\"--threads\", \"2\", \"--time\", \"4\"]'\ninnotune_oltp_delay=15\n",
+        key.display(),
+        env!("CARGO_BIN_EXE_innotune"),
+        sandboxes[0].socket().display(),
+    ));
+    let oinventory = t.join("oltp.ini");
+    std::fs::write(&oinventory, oinv).unwrap();
+    let oresults = t.join("results-oltp");
+    let o = Command::new("ansible-playbook")
+        .arg("-i")
+        .arg(&oinventory)
+        .arg(manifest().join("contrib/ansible/playbook.yml"))
+        .arg("-e")
+        .arg(format!(
+            "innotune_results_dir={} innotune_local_bin={}",
+            oresults.display(),
+            env!("CARGO_BIN_EXE_innotune")
+        ))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+        .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=no")
+        .env("ANSIBLE_LOCAL_TEMP", t.join("ansible-local"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "OLTP play failed:\n{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let client = |i: u32| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(oresults.join(format!("db{i}/oltp.json"))).unwrap())
+            .unwrap()
+    };
+    let clients: Vec<serde_json::Value> = (1..=3).map(client).collect();
+    let runs: Vec<&serde_json::Value> = clients.iter().map(|c| &c["result"]["runs"][0]).collect();
+    let merged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(oresults.join("oltp-merged.json")).unwrap()).unwrap();
+    assert_eq!(merged["schema"], "merge/2");
+    assert_eq!(merged["result"]["clients"].as_array().unwrap().len(), 3);
+    let m = &merged["result"]["runs"][0];
+    let sum = |k: &str| runs.iter().map(|r| r[k].as_u64().unwrap()).sum::<u64>();
+    assert!(sum("transactions") > 0);
+    assert_eq!(m["transactions"].as_u64().unwrap(), sum("transactions"));
+    assert_eq!(m["threads"].as_u64().unwrap(), 6);
+    // One agreed start: the three runs began within half a second.
+    let spread = m["start_spread_s"].as_f64().unwrap();
+    assert!(spread < 0.5, "clients started {spread} s apart");
+    // p95 of the merged histogram, recomputed from the clients' own.
+    let mut total: Vec<u64> = Vec::new();
+    for r in &runs {
+        let h = serde_json::from_value::<HistogramJson>(r["histogram"].clone())
+            .unwrap()
+            .dense()
+            .unwrap();
+        if total.is_empty() {
+            total = vec![0; h.len()];
+        }
+        for (a, b) in total.iter_mut().zip(&h) {
+            *a += b;
+        }
+    }
+    assert_eq!(
+        m["latency"]["p95_ns"].as_u64().unwrap(),
+        ms_to_ns(percentile(&total, 95.0))
+    );
+    drop(sandboxes);
     drop(hosts);
 }
 

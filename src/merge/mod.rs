@@ -49,6 +49,9 @@ pub struct MergedRun {
     pub queries_per_s: f64,
     /// The longest client run.
     pub total_time_s: f64,
+    /// Seconds between the first and the last client's start (from each
+    /// run's `started_at`); null when a client's result has no start time.
+    pub start_spread_s: Option<f64>,
     pub latency: MergedLatency,
     /// Per client, in input order.
     pub per_client: Vec<ClientShare>,
@@ -192,6 +195,7 @@ pub fn execute(files: &[std::path::PathBuf]) -> Result<MergeReport> {
             transactions_per_s: 0.0,
             queries_per_s: 0.0,
             total_time_s: 0.0,
+            start_spread_s: None,
             latency: MergedLatency {
                 min_ns: u64::MAX,
                 avg_ns: 0,
@@ -204,8 +208,14 @@ pub fn execute(files: &[std::path::PathBuf]) -> Result<MergeReport> {
             histogram: HistogramJson::from_counts(&[]),
         };
         let mut sum_ns: u64 = 0;
+        let mut starts: Vec<Option<std::time::SystemTime>> = Vec::new();
         for (_, (v, h)) in &docs {
             let r = &v["result"]["runs"][i];
+            starts.push(
+                r["started_at"]
+                    .as_str()
+                    .and_then(|t| humantime::parse_rfc3339_weak(t).ok()),
+            );
             for (a, b) in counts.iter_mut().zip(&h[i]) {
                 *a += b;
             }
@@ -233,6 +243,23 @@ pub fn execute(files: &[std::path::PathBuf]) -> Result<MergeReport> {
         }
         if m.latency.min_ns == u64::MAX {
             m.latency.min_ns = 0;
+        }
+        if let Some(st) = starts.into_iter().collect::<Option<Vec<_>>>() {
+            let (lo, hi) = (st.iter().min(), st.iter().max());
+            if let (Some(lo), Some(hi)) = (lo, hi) {
+                let spread = hi.duration_since(*lo).unwrap_or_default().as_secs_f64();
+                m.start_spread_s = Some(spread);
+                // Runs that did not overlap are not one load: their sum
+                // overstates what the server did at any moment.
+                if spread > 1.0 && spread > 0.05 * m.total_time_s {
+                    crate::output::warn(format!(
+                        "run {} (threads {}): the clients started {spread:.1} s apart over a {:.0} s run, so they did not load the server together; start them with one --start-at",
+                        i + 1,
+                        m.threads,
+                        m.total_time_s
+                    ));
+                }
+            }
         }
         m.latency.avg_ns = sum_ns.checked_div(m.events).unwrap_or(0);
         m.latency.p50_ns = ms_to_ns(percentile(&counts, 50.0));

@@ -130,6 +130,9 @@ fn ser_server<S: Serializer>(v: &Option<status::Derived>, s: S) -> Result<S::Ok,
 pub struct OltpResult {
     pub workload: String,
     pub threads: u32,
+    /// When the measured run began (after connecting and warm-up), RFC 3339
+    /// with milliseconds: `merge` uses it to check that clients ran together.
+    pub started_at: String,
     pub rand_seed: u64,
     pub queries: QueryCounts,
     pub transactions: u64,

@@ -121,6 +121,7 @@ pub fn run(
     let mut samples: Vec<Sample> = Vec::new();
     let mut intervals = Vec::new();
     let mut start = Instant::now();
+    let mut started_at = std::time::SystemTime::now();
 
     let per_thread: Vec<ThreadStats> = std::thread::scope(|s| -> Result<Vec<ThreadStats>> {
         let mut handles = Vec::new();
@@ -215,6 +216,7 @@ pub fn run(
         }
         barrier.wait();
         start = Instant::now();
+        started_at = std::time::SystemTime::now();
         if let Some(c) = status_conn.as_mut() {
             match status::sample(c, 0.0) {
                 Ok(smp) => samples.push(smp),
@@ -338,6 +340,7 @@ pub fn run(
     Ok(OltpResult {
         workload: opts.workload.name().to_string(),
         threads,
+        started_at: humantime::format_rfc3339_millis(started_at).to_string(),
         rand_seed: seed,
         queries: QueryCounts {
             read,

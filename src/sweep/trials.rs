@@ -300,6 +300,7 @@ pub(crate) mod tests {
     pub(crate) fn oltp_result(tps: f64, p99_ms: f64) -> OltpResult {
         use crate::oltp::{Fairness, Latency, QueryCounts};
         OltpResult {
+            started_at: String::new(),
             workload: "oltp_read_write".into(),
             threads: 8,
             rand_seed: 1,
