@@ -284,7 +284,10 @@ fn survey_two_loop_devices_reads_only() {
         assert_eq!(d["size_bytes"], 256u64 << 20);
         figures_nonzero(&d["alone"], &format!("{n} alone"));
         figures_nonzero(&d["in_parallel"], &format!("{n} in parallel"));
-        assert!(d["notes"][0].as_str().unwrap().contains("backing file"), "{d}");
+        assert!(
+            d["notes"][0].as_str().unwrap().contains("backing file"),
+            "{d}"
+        );
     }
     let agg = c["parallel"]["aggregate"].as_array().unwrap();
     assert_eq!(agg.len(), 4);

@@ -402,8 +402,19 @@ impl crate::export::Report for super::survey::SurveyReport {
                 }
             }
         }
-        for sk in &s.skipped {
-            d.note(Tone::Plain, format!("skipped {}: {}", sk.name, sk.reason));
+        // One note per reason: a host has many unattached loop devices.
+        let mut reasons: Vec<&str> = s.skipped.iter().map(|x| x.reason.as_str()).collect();
+        reasons.dedup();
+        reasons.sort_unstable();
+        reasons.dedup();
+        for r in reasons {
+            let names: Vec<&str> = s
+                .skipped
+                .iter()
+                .filter(|x| x.reason == r)
+                .map(|x| x.name.as_str())
+                .collect();
+            d.note(Tone::Plain, format!("skipped {}: {r}", names.join(", ")));
         }
         d.note(
             Tone::Plain,

@@ -312,11 +312,6 @@ fn describe(model: &HostModel, name: &str) -> Result<SurveyDisk, String> {
         return Err("a partition; the survey reads whole disks".into());
     }
     let kind = block::kind_of(host, &sys, name);
-    let size = match block::read_size(host, &sys) {
-        Known::Value(0) => return Err("zero size (no medium, or not set up)".into()),
-        Known::Value(s) => s,
-        Known::Unknown { unknown } => return Err(format!("size unknown: {unknown}")),
-    };
     let mut notes = Vec::new();
     if kind == Kind::Loop {
         match host.read_trim(sys.join("loop/backing_file")) {
@@ -324,6 +319,11 @@ fn describe(model: &HostModel, name: &str) -> Result<SurveyDisk, String> {
             Err(_) => return Err("loop device with no backing file".into()),
         }
     }
+    let size = match block::read_size(host, &sys) {
+        Known::Value(0) => return Err("zero size (no medium, or not set up)".into()),
+        Known::Value(s) => s,
+        Known::Unknown { unknown } => return Err(format!("size unknown: {unknown}")),
+    };
     let mut holders: Vec<String> = host.list(sys.join("holders")).unwrap_or_default();
     for sub in host.list(&sys).unwrap_or_default() {
         if host.exists(sys.join(&sub).join("partition")) {
