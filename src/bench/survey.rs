@@ -477,12 +477,23 @@ fn device_size(dev: &Path) -> Result<u64> {
             "name whole disks as /dev/sda or sda"
         ));
     }
-    let mut f = std::fs::File::open(dev).map_err(|e| io_fix(e, dev, "open"))?;
+    let mut f = std::fs::File::open(dev).map_err(|e| match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => Fix::new(
+            format!("permission denied to read {}", dev.display()),
+            "run as root (in a container or a locked-down VM the host may forbid opening its disks: name the disks you may read)",
+        )
+        .into(),
+        _ => io_fix(e, dev, "open"),
+    })?;
     f.seek(SeekFrom::End(0)).map_err(|e| io_fix(e, dev, "size"))
 }
 
 fn run_jobs(specs: Vec<JobSpec>, files: Vec<JobFiles>, win: &Window) -> Result<WorkloadResult> {
-    debug_assert!(specs.iter().all(|s| !s.rw.writes(s.rwmixread)));
+    // The jobs are the fixed read jobs of JOBS; checked anyway, in release
+    // builds too, because a write here would land on a live disk.
+    if let Some(s) = specs.iter().find(|s| s.rw.writes(s.rwmixread)) {
+        return Err(writes_refused(s.rw.as_str()));
+    }
     runner::run(&specs, &files, win)
 }
 
@@ -552,13 +563,35 @@ pub fn execute(host: &Host, opts: &SurveyOpts) -> Result<SurveyReport> {
             "add --dry-run to see the plan for that tree, or leave --root out"
         ));
     }
-    // Sizes first, so a device that cannot be opened fails before any run.
+    // Sizes first, so a device that cannot be opened fails before any run:
+    // a named one is an error, one found in /sys/block is skipped with why
+    // (a host may forbid opening its root disk even to root).
     let mut sizes = Vec::new();
-    for c in &classes {
-        for d in &c.disks {
-            sizes.push(device_size(Path::new(&d.device))?);
+    for c in classes.iter_mut() {
+        let mut kept = Vec::new();
+        for d in std::mem::take(&mut c.disks) {
+            match device_size(Path::new(&d.device)) {
+                Ok(sz) => {
+                    sizes.push(sz);
+                    kept.push(d);
+                }
+                Err(e) if opts.devices.is_empty() => survey.skipped.push(Skipped {
+                    name: d.name,
+                    reason: crate::error::one_line(&e),
+                }),
+                Err(e) => return Err(e),
+            }
         }
+        c.disks = kept;
     }
+    classes.retain(|c| !c.disks.is_empty());
+    if classes.is_empty() {
+        bail!(Fix::new(
+            "no disk of this host could be opened for reading",
+            "run as root, or name the disks to survey"
+        ));
+    }
+    survey.planned_s = planned(&classes, per_job).as_secs_f64();
     let interrupt = super::interrupt_flag();
     let win = Window {
         runtime: Some(opts.runtime),
