@@ -577,7 +577,11 @@ pub fn execute(host: &Host, opts: &SurveyOpts) -> Result<SurveyReport> {
                 }
                 Err(e) if opts.devices.is_empty() => survey.skipped.push(Skipped {
                     name: d.name,
-                    reason: crate::error::one_line(&e),
+                    // The problem without its fix: the fix is for a named disk.
+                    reason: e
+                        .downcast_ref::<Fix>()
+                        .map(|f| f.what.clone())
+                        .unwrap_or_else(|| crate::error::one_line(&e)),
                 }),
                 Err(e) => return Err(e),
             }
@@ -586,9 +590,15 @@ pub fn execute(host: &Host, opts: &SurveyOpts) -> Result<SurveyReport> {
     }
     classes.retain(|c| !c.disks.is_empty());
     if classes.is_empty() {
+        let why = survey
+            .skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.name, s.reason))
+            .next_back()
+            .unwrap_or_default();
         bail!(Fix::new(
-            "no disk of this host could be opened for reading",
-            "run as root, or name the disks to survey"
+            format!("no disk of this host could be opened for reading ({why})"),
+            "run as root; where the host forbids opening its disks (some VMs and containers), name the disks you may read"
         ));
     }
     survey.planned_s = planned(&classes, per_job).as_secs_f64();
