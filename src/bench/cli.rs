@@ -12,6 +12,9 @@ use std::path::PathBuf;
   innotune bench --job-file jobs.toml
   innotune bench --list-presets
   innotune bench --cleanup --directory /data/x
+  innotune bench --survey                     # every whole disk, read-only
+  innotune bench --survey /dev/sdb /dev/sdc --runtime 10s
+  innotune bench --survey --dry-run           # the disks, classes and plan; no I/O
 
 Files are innotune-<job>.<n> in --directory, recorded (inode, owner) in
 DIR/.innotune-bench; only those are ever written or removed, never through a
@@ -21,7 +24,11 @@ is inside or contains a running server's datadir (or the one the option files
 name) is refused. Ctrl-C or SIGTERM ends a run early with partial results
 (during layout: the partial file is removed). With --runtime the run is time-based (files
 are wrapped around); without it each job transfers --io_size per thread
-(default: one pass over its files). A job's --numjobs threads share its files
+(default: one pass over its files). --survey reads whole disks (O_RDONLY, O_DIRECT; safe on mounted disks):
+sequential 1 MiB at depth 16, 16 KiB random at depth 32 and 1, 4 KiB
+random at depth 32, each disk alone, then every disk of a class at once.
+It never writes; measure writes on a scratch file (--directory DIR --rw
+randwrite). A job's --numjobs threads share its files
 (as sysbench's threads do; fio gives each clone its own) and are reported
 merged, as fio's group_reporting. Random offsets are uniform and
 block-aligned, drawn with replacement (fio's norandommap), the same sequence
@@ -48,6 +55,16 @@ pub struct BenchArgs {
     /// Allow a --directory that looks like a MySQL/MariaDB data directory.
     #[arg(long)]
     pub allow_datadir: bool,
+    /// Survey every whole disk (or the DEVs named) read-only: per-disk
+    /// limits and each class's aggregate (--runtime per job, default 5s).
+    #[arg(long)]
+    pub survey: bool,
+    /// With --survey: show the disks, their classes and the plan; read nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --survey: the whole disks to survey (default: every one).
+    #[arg(value_name = "DEV")]
+    pub devices: Vec<PathBuf>,
 
     /// Job name (names its files).
     #[arg(long)]
@@ -184,6 +201,8 @@ mod tests {
                     "cleanup",
                     "allow-raw-device",
                     "allow-datadir",
+                    "survey",
+                    "dry-run",
                 ]
                 .contains(&long);
             assert!(known, "--{long} is neither in OPTIONS nor a command flag");

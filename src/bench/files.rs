@@ -143,6 +143,9 @@ pub struct JobFiles {
     /// For a raw device: an O_EXCL handle held for the whole run, so nobody
     /// can mount it while we write to it.
     _excl: Option<File>,
+    /// Every open is O_RDONLY; [`JobFiles::open`] refuses a write open.
+    /// Set for `bench --survey`'s devices, which may be mounted and in use.
+    read_only: bool,
 }
 
 impl JobFiles {
@@ -151,6 +154,15 @@ impl JobFiles {
     /// verified (a file swapped in since is refused).
     pub fn open(&self, i: usize, write: bool, flags: i32) -> Result<OwnedFd> {
         let p = &self.paths[i];
+        if write && self.read_only {
+            // Unreachable through the survey's read-only jobs; kept so that a
+            // future job kind can never open a surveyed (maybe mounted) disk
+            // for writing.
+            bail!(Fix::new(
+                format!("{} is open for reading only", p.display()),
+                "measure writes on a scratch file: innotune bench --directory DIR --rw randwrite"
+            ));
+        }
         let doing = if flags & libc::O_DIRECT != 0 {
             "open with O_DIRECT"
         } else {
@@ -298,7 +310,26 @@ pub fn prepare(
             })
             .collect(),
         _excl: None,
+        read_only: false,
     })
+}
+
+impl JobFiles {
+    /// A whole block device for read-only jobs (`bench --survey`): every
+    /// open is O_RDONLY (never O_WRONLY or O_RDWR, see [`JobFiles::open`]),
+    /// so no O_EXCL claim is taken and a mounted disk, an md member or the
+    /// root disk can be read while in use: reads change nothing on the
+    /// device. `size` is the device's size in bytes; jobs use whole blocks.
+    pub fn read_only_device(dev: &Path, size: u64) -> JobFiles {
+        JobFiles {
+            paths: vec![dev.to_path_buf()],
+            file_size: size,
+            raw: true,
+            identity: Vec::new(),
+            _excl: None,
+            read_only: true,
+        }
+    }
 }
 
 /// Write `size` bytes of incompressible data, so the file is fully
@@ -391,6 +422,7 @@ fn prepare_raw(dev: &Path, job: &JobSpec, allow_raw: bool) -> Result<JobFiles> {
         raw: true,
         identity: Vec::new(),
         _excl: Some(excl),
+        read_only: false,
     })
 }
 

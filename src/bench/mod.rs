@@ -9,6 +9,7 @@
 //!   the live status line
 //! - [`result`]: typed results of a run; [`report`]: what the command
 //!   returns (the JSON schema); [`render`]: the document for text/markdown
+//! - [`survey`]: `--survey`, every whole disk read-only, alone and per class
 //!
 //! Flow: [`cli::BenchArgs`] → [`execute`] (→ [`run_workload`], which sweep
 //! calls too) → [`report::BenchReport`] → exporters.
@@ -23,6 +24,7 @@ pub mod render;
 pub mod report;
 pub mod result;
 pub mod runner;
+pub mod survey;
 pub mod worker;
 
 use crate::error::Fix;
@@ -296,8 +298,72 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
     }
     let progress = ctx.format() == crate::export::Format::Text
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    if args.survey {
+        let opts = survey_opts(&args, progress)?;
+        return ctx.emit(&survey::execute(&ctx.host, &opts)?);
+    }
+    if !args.devices.is_empty() || args.dry_run {
+        bail!(Fix::new(
+            if args.dry_run {
+                "--dry-run applies to --survey".to_string()
+            } else {
+                format!("unexpected argument {}", args.devices[0].display())
+            },
+            "device names and --dry-run go with --survey (innotune bench --survey /dev/sda); a job on a device takes --filename DEV"
+        ));
+    }
     let report = execute(&ctx.host, &args, progress)?;
     ctx.emit(&report)
+}
+
+/// `--survey`'s options, checked: it runs its own fixed read jobs, so job
+/// flags are refused (writes with the way to measure them instead).
+fn survey_opts(args: &cli::BenchArgs, progress: bool) -> Result<survey::SurveyOpts> {
+    if let Some(rw) = &args.rw {
+        if job::Rw::parse(rw)?.writes(50) {
+            return Err(survey::writes_refused(rw));
+        }
+    }
+    let mut other: Vec<String> = args
+        .job_options()
+        .into_iter()
+        .map(|(k, _)| format!("--{k}"))
+        .collect();
+    for (given, flag) in [
+        (args.preset.is_some(), "--preset"),
+        (args.job_file.is_some(), "--job-file"),
+        (args.directory.is_some(), "--directory"),
+        (args.cleanup, "--cleanup"),
+        (args.name.is_some(), "--name"),
+        (args.allow_raw_device, "--allow-raw-device"),
+        (args.allow_datadir, "--allow-datadir"),
+    ] {
+        if given {
+            other.push(flag.to_string());
+        }
+    }
+    if !other.is_empty() {
+        bail!(Fix::new(
+            format!(
+                "--survey runs its own read jobs; {} does not apply",
+                other.join(", ")
+            ),
+            "leave it out (only --runtime, --ramp_time, --dry-run and device names go with --survey)"
+        ));
+    }
+    Ok(survey::SurveyOpts {
+        devices: args.devices.clone(),
+        runtime: match &args.runtime {
+            Some(r) => runtime_opt("--runtime", r)?,
+            None => survey::DEFAULT_RUNTIME,
+        },
+        ramp: match &args.ramp_time {
+            Some(r) => duration_opt("--ramp_time", r)?,
+            None => Duration::ZERO,
+        },
+        dry_run: args.dry_run,
+        progress,
+    })
 }
 
 /// Build the workload the options describe, lay out its files, run it

@@ -258,3 +258,168 @@ impl crate::export::Report for PresetList {
         d
     }
 }
+
+/// The survey's figure for `job` in `figs`, as a table cell: MiB/s for the
+/// sequential job, IOPS for the random ones.
+fn survey_cell(figs: &[super::survey::Figure], job: &str) -> Cell {
+    let Some(f) = figs.iter().find(|f| f.job == job) else {
+        return Cell::empty();
+    };
+    if job.starts_with("seq") {
+        let mib = f.bw_bytes_per_s / 1048576.0;
+        Cell::num(mib, format!("{mib:.1}"))
+    } else {
+        Cell::num(f.iops_per_s, format!("{:.0}", f.iops_per_s))
+    }
+}
+
+fn survey_columns(first: &str) -> Vec<Column> {
+    vec![
+        Column::text(first),
+        Column::text("run"),
+        Column::num("seq read 1M qd16", Some("MiB/s")),
+        Column::num("16k rand qd32", Some("IOPS")),
+        Column::num("16k rand qd1", Some("IOPS")),
+        Column::num("4k rand qd32", Some("IOPS")),
+    ]
+}
+
+impl crate::export::Report for super::survey::SurveyReport {
+    const COMMAND: &'static str = "bench";
+
+    fn document(&self) -> Document {
+        use super::survey::JOBS;
+        let s = &self.survey;
+        let mut d = Document::new(if s.dry_run {
+            "disk survey plan (read-only, nothing read)"
+        } else {
+            "disk survey (read-only)"
+        });
+        if s.interrupted {
+            d.note(
+                Tone::Warn,
+                "interrupted: partial results, the figures cover the part that ran",
+            );
+        }
+        let mut kv = KeyValues::new();
+        kv.add(
+            "jobs",
+            s.jobs
+                .iter()
+                .map(|j| format!("{} ({})", j.job, j.options))
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
+        kv.add("window per job", format!("{} s", fmt_num(s.runtime_s)));
+        if s.ramp_s > 0.0 {
+            kv.add("ramp excluded", format!("{} s", fmt_num(s.ramp_s)));
+        }
+        kv.add("planned", format!("{} s", fmt_num(s.planned_s)));
+        if !s.dry_run {
+            kv.add("took", format!("{} s", fmt_num(s.wall_s)));
+        }
+        d.key_values(kv);
+
+        let mut disks = Table::new(vec![
+            Column::text("class"),
+            Column::text("disk"),
+            Column::text("model"),
+            Column::text("rotational"),
+            Column::num("size", None),
+            Column::text("notes"),
+        ])
+        .titled("disks");
+        for c in &s.classes {
+            for x in &c.disks {
+                let mut notes = x.notes.clone();
+                if !x.mounted_on.is_empty() {
+                    notes.insert(0, format!("mounted on {}", x.mounted_on.join(", ")));
+                }
+                disks.row(vec![
+                    Cell::text(c.class.label()),
+                    Cell::text(x.name.clone()),
+                    Cell::text(x.model.clone().unwrap_or_else(|| "-".into())),
+                    Cell::text(match x.rotational {
+                        Some(true) => "yes",
+                        Some(false) => "no",
+                        None => "unknown",
+                    }),
+                    Cell::num(x.size_bytes as f64, fmt_size(x.size_bytes)),
+                    Cell::text(notes.join("; ")),
+                ]);
+            }
+        }
+        d.table(disks);
+
+        if !s.dry_run {
+            for c in &s.classes {
+                let mut t = Table::new(survey_columns("disk")).titled(c.class.label());
+                for x in &c.disks {
+                    let mut row = vec![Cell::text(x.name.clone()), Cell::text("alone")];
+                    row.extend(JOBS.iter().map(|j| survey_cell(&x.alone, j.key)));
+                    t.row(row);
+                }
+                if let Some(p) = &c.parallel {
+                    for x in &c.disks {
+                        let mut row = vec![Cell::text(x.name.clone()), Cell::text("in parallel")];
+                        row.extend(JOBS.iter().map(|j| survey_cell(&x.in_parallel, j.key)));
+                        t.row(row);
+                    }
+                    let agg: Vec<super::survey::Figure> = p
+                        .aggregate
+                        .iter()
+                        .map(|a| super::survey::Figure {
+                            job: a.job.clone(),
+                            iops_per_s: a.iops_per_s,
+                            bw_bytes_per_s: a.bw_bytes_per_s,
+                            ..Default::default()
+                        })
+                        .collect();
+                    let mut row = vec![
+                        Cell::text(format!("class ({} disks)", c.disks.len())),
+                        Cell::text("aggregate"),
+                    ];
+                    row.extend(JOBS.iter().map(|j| survey_cell(&agg, j.key)));
+                    t.row(row);
+                    let mut row = vec![Cell::text("scaling"), Cell::text("aggregate / Σ alone")];
+                    row.extend(JOBS.iter().map(
+                        |j| match p.aggregate.iter().find(|a| a.job == j.key) {
+                            Some(a) => Cell::num(a.scaling, format!("{:.2}×", a.scaling)),
+                            None => Cell::empty(),
+                        },
+                    ));
+                    t.row(row);
+                }
+                d.table(t);
+                if let Some(p) = &c.parallel {
+                    d.paragraph(format!(
+                        "{}: all {} disks at once took {} s; one after the other {} s.",
+                        c.class.label(),
+                        c.disks.len(),
+                        fmt_num(p.wall_s),
+                        fmt_num(c.alone_wall_s)
+                    ));
+                }
+            }
+        }
+        // One note per reason: a host has many unattached loop devices.
+        let mut reasons: Vec<&str> = s.skipped.iter().map(|x| x.reason.as_str()).collect();
+        reasons.dedup();
+        reasons.sort_unstable();
+        reasons.dedup();
+        for r in reasons {
+            let names: Vec<&str> = s
+                .skipped
+                .iter()
+                .filter(|x| x.reason == r)
+                .map(|x| x.name.as_str())
+                .collect();
+            d.note(Tone::Plain, format!("skipped {}: {r}", names.join(", ")));
+        }
+        d.note(
+            Tone::Plain,
+            "reads only (O_RDONLY, O_DIRECT): safe on mounted disks. Writes are not surveyed on raw devices; measure them on a scratch file: innotune bench --directory DIR --rw randwrite",
+        );
+        d
+    }
+}
