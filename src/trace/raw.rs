@@ -31,7 +31,8 @@
 //! lost before this page; bit 30: their number is stored after the data)
 //! and that the length of an event with `type_len` 0 is in the next 32-bit
 //! word (counting that word); a padding record with a zero delta ends the
-//! page, one with a delta is a discarded event whose length follows;
+//! page, one with a delta is a discarded event whose length follows in the
+//! same way;
 //! padding deltas do not move the clock (`rb_update_read_stamp`); an
 //! absolute timestamp holds the low 59 bits. Records are in the machine's
 //! byte order.
@@ -161,7 +162,7 @@ pub struct HeaderLayout {
 
 impl HeaderLayout {
     pub fn parse(header_event: &str) -> Result<HeaderLayout> {
-        let mut v = |key: &str| -> Result<u32> {
+        let v = |key: &str| -> Result<u32> {
             header_event
                 .lines()
                 .find_map(|l| {
@@ -371,10 +372,11 @@ impl Decoder {
                 if delta == 0 {
                     break; // the rest of the page is unused
                 }
-                // A discarded event: its length follows; its delta does
-                // not move the clock.
+                // A discarded event: the next word holds its length from
+                // there on (that word included); its delta does not move
+                // the clock.
                 let Some(n) = word(at) else { break };
-                at += 4 + n as usize;
+                at += (n as usize).max(4);
                 continue;
             }
             if type_len == h.time_extend {
