@@ -260,6 +260,31 @@ impl EventLayout {
     }
 }
 
+/// A tracefs text file, read with large reads. Why not
+/// `read_to_string`: it starts with a 32-byte probe read when the size is
+/// 0 (as tracefs reports), and `events/header_page` answers any read after
+/// the first with end of file (6.18), which would cut it after the
+/// timestamp field.
+fn read_tracefs(p: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(p)?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            buf.resize(len * 2, 0);
+        }
+        match f.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(len);
+    String::from_utf8(buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
 /// What one page held.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PageStats {
@@ -312,7 +337,7 @@ impl Decoder {
     /// for the `block/…` events given.
     pub fn from_instance(dir: &std::path::Path, events: &[&str]) -> Result<Decoder> {
         let read = |p: std::path::PathBuf| {
-            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+            read_tracefs(&p).with_context(|| format!("reading {}", p.display()))
         };
         let hp = read(dir.join("events/header_page"))?;
         let he = read(dir.join("events/header_event"))?;
