@@ -4,7 +4,8 @@
 //! The saved captures in tests/fixtures/trace/ were made on this machine
 //! (kernel 6.18, a loop device with `--direct-io=on`, fio; see convert.py
 //! for the derived blkparse and 4.19-format copies); edge-cases.trace is
-//! hand-made.
+//! hand-made. raw/ holds one live capture's binary per-CPU pages with the
+//! kernel's own text of the same buffer (raw/make-raw-fixture.sh).
 
 mod host_support;
 
@@ -394,6 +395,252 @@ fn bad_input_is_one_line_with_a_fix() {
         assert!(err.contains("fix:"), "{args:?}: {err}");
         assert!(out.stdout.is_empty());
     }
+}
+
+// ------------------------------------------------------------ raw pages
+
+use innotune::trace::event::{parse_line, Event, Line};
+use innotune::trace::raw::Decoder;
+
+const RAW_EVENTS: [&str; 7] = [
+    "block_bio_queue",
+    "block_getrq",
+    "block_rq_insert",
+    "block_rq_issue",
+    "block_rq_complete",
+    "block_bio_backmerge",
+    "block_bio_frontmerge",
+];
+
+/// The decoder for the layouts the kernel published with the raw fixture.
+fn raw_decoder() -> Decoder {
+    let dir = fixture("raw/formats");
+    let read = |n: &str| std::fs::read_to_string(dir.join(n)).unwrap();
+    let texts: Vec<(&str, String)> = RAW_EVENTS.iter().map(|n| (*n, read(n))).collect();
+    let refs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    Decoder::new(&read("header_page"), &read("header_event"), &refs).unwrap()
+}
+
+/// The kernel prints a timestamp in microseconds, rounded
+/// (`ns2usecs`: `(ns + 500) / 1000`).
+fn printed(ns: u64) -> u64 {
+    (ns + 500) / 1000 * 1000
+}
+
+fn decode_all(d: &Decoder, raw: &[u8]) -> (Vec<Event>, u64) {
+    let mut out = Vec::new();
+    let mut lost = 0;
+    for page in raw.chunks(d.page.page_size()) {
+        lost += d.decode_page(page, &mut out).lost;
+    }
+    (out, lost)
+}
+
+/// The binary pages of a live capture (tests/fixtures/trace/raw, made by
+/// its make-raw-fixture.sh: one buffer saved first as the kernel's text,
+/// then as raw pages) decode to exactly the events the kernel printed, on
+/// every CPU, with timestamps that round to the printed microseconds.
+#[test]
+fn raw_pages_decode_to_the_events_the_kernel_printed() {
+    let d = raw_decoder();
+    let mut cpus = 0;
+    let mut actions = std::collections::BTreeSet::new();
+    for cpu in 0..64 {
+        let txt = fixture(&format!("raw/cpu{cpu}.txt"));
+        if !txt.exists() {
+            continue;
+        }
+        cpus += 1;
+        let want: Vec<Event> = std::fs::read_to_string(&txt)
+            .unwrap()
+            .lines()
+            .filter_map(|l| match parse_line(l) {
+                Line::Event(e) => Some(e),
+                _ => None,
+            })
+            .collect();
+        let raw = std::fs::read(fixture(&format!("raw/cpu{cpu}.raw"))).unwrap();
+        let (got, lost) = decode_all(&d, &raw);
+        assert_eq!(lost, 0);
+        assert_eq!(got.len(), want.len(), "cpu{cpu}: event count");
+        let mut prev = 0;
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(g.time_ns >= prev, "cpu{cpu} #{i}: time goes back");
+            prev = g.time_ns;
+            let us = Event {
+                time_ns: printed(g.time_ns),
+                ..*g
+            };
+            assert_eq!(&us, w, "cpu{cpu} event #{i}");
+            actions.insert(format!("{:?}", g.action));
+        }
+    }
+    assert!(cpus >= 1, "no raw fixture");
+    // The fixture covers every action btt uses but merges, and a flush.
+    assert!(actions.len() >= 5, "{actions:?}");
+}
+
+/// The same pages through the analysis give the same per-device tables as
+/// the kernel's text of them.
+#[test]
+fn raw_and_text_of_one_capture_give_the_same_tables() {
+    let d = raw_decoder();
+    // Both merged across CPUs by time, as trace_pipe and the live reader do.
+    let (mut text, mut raw) = (Vec::new(), Vec::new());
+    for cpu in 0..64 {
+        let txt = fixture(&format!("raw/cpu{cpu}.txt"));
+        if !txt.exists() {
+            continue;
+        }
+        text.extend(std::fs::read_to_string(&txt).unwrap().lines().filter_map(
+            |l| match parse_line(l) {
+                Line::Event(e) => Some(e),
+                _ => None,
+            },
+        ));
+        raw.extend(
+            decode_all(
+                &d,
+                &std::fs::read(fixture(&format!("raw/cpu{cpu}.raw"))).unwrap(),
+            )
+            .0,
+        );
+    }
+    text.sort_by_key(|e| e.time_ns);
+    raw.sort_by_key(|e| e.time_ns);
+    let mut from_text = innotune::trace::analysis::Analyzer::default();
+    let mut from_raw = innotune::trace::analysis::Analyzer::default();
+    for e in text {
+        from_text.push(e);
+    }
+    for e in raw {
+        from_raw.push(Event {
+            time_ns: printed(e.time_ns),
+            ..e
+        });
+    }
+    let (a, b) = (from_text.finish(), from_raw.finish());
+    assert!(a.events > 100);
+    assert_eq!(a.events, b.events);
+    assert_eq!(a.devices.len(), b.devices.len());
+    for (x, y) in a.devices.iter().zip(&b.devices) {
+        assert_eq!(x.dev, y.dev);
+        assert_eq!(x.incomplete, y.incomplete);
+        assert_eq!(x.unmatched, y.unmatched);
+        assert_eq!(
+            x.dirs.keys().collect::<Vec<_>>(),
+            y.dirs.keys().collect::<Vec<_>>()
+        );
+        for (dx, dy) in x.dirs.values().zip(y.dirs.values()) {
+            assert_eq!(
+                (dx.queued, dx.issued, dx.completed),
+                (dy.queued, dy.issued, dy.completed)
+            );
+            for (sx, sy) in [
+                (&dx.t.q2c, &dy.t.q2c),
+                (&dx.t.d2c, &dy.t.d2c),
+                (&dx.t.i2d, &dy.t.i2d),
+            ] {
+                assert_eq!(sx.summary(), sy.summary());
+            }
+        }
+    }
+}
+
+/// Records the fixture does not happen to hold, built by hand around one
+/// real record: a time extend, a discarded event (padding with a delta),
+/// a record whose length is in its second word (type_len 0), the end-of-
+/// page padding, and a page whose commit word says events were lost.
+#[test]
+fn raw_time_extends_padding_long_records_and_lost_events() {
+    let d = raw_decoder();
+    let raw = std::fs::read(fixture("raw/cpu0.raw")).unwrap();
+    let data = d.page.data.offset;
+    // The first record of the fixture: header word, then its payload.
+    let hdr = u32::from_ne_bytes(raw[data..data + 4].try_into().unwrap());
+    let tl = hdr & 31;
+    assert!((1..=28).contains(&tl), "fixture starts with a small record");
+    let payload = &raw[data + 4..data + 4 + tl as usize * 4];
+    let page_ts = u64::from_ne_bytes(raw[..8].try_into().unwrap());
+    let mut w: Vec<u8> = Vec::new();
+    let word = |w: &mut Vec<u8>, v: u32| w.extend_from_slice(&v.to_ne_bytes());
+    // 1. the record with delta 5
+    word(&mut w, (5 << 5) | tl);
+    w.extend_from_slice(payload);
+    // 2. time extend by (3 << 27) + 7
+    word(&mut w, (7 << 5) | 30);
+    word(&mut w, 3);
+    // 3. a discarded event of 8 payload bytes, its length word the first
+    // of them (its delta 1000 does not count)
+    word(&mut w, (1000 << 5) | 29);
+    word(&mut w, 8);
+    w.extend_from_slice(&[0xee; 4]);
+    // 4. the record as type_len 0 (length counts its own word), delta 2
+    word(&mut w, 2 << 5);
+    word(&mut w, payload.len() as u32 + 4);
+    w.extend_from_slice(payload);
+    // 5. end-of-page padding, then garbage that must not be read
+    word(&mut w, 29);
+    let commit = w.len() as u64;
+    w.extend_from_slice(&[0xff; 16]);
+    let mut page = vec![0u8; d.page.page_size()];
+    page[..8].copy_from_slice(&page_ts.to_ne_bytes());
+    page[8..16].copy_from_slice(&commit.to_ne_bytes());
+    page[data..data + w.len()].copy_from_slice(&w);
+    let mut out = Vec::new();
+    let st = d.decode_page(&page, &mut out);
+    assert_eq!((st.records, st.events, st.lost), (2, 2, 0), "{st:?}");
+    assert_eq!(out[0].time_ns, page_ts + 5);
+    assert_eq!(out[1].time_ns, page_ts + 5 + (3u64 << 27) + 7 + 2);
+    assert_eq!(
+        Event {
+            time_ns: 0,
+            ..out[0]
+        },
+        Event {
+            time_ns: 0,
+            ..out[1]
+        }
+    );
+    // Lost events: flagged and counted (stored after the data).
+    let flagged = commit | (1 << 31) | (1 << 30);
+    page[8..16].copy_from_slice(&flagged.to_ne_bytes());
+    page[data + commit as usize..data + commit as usize + 8].copy_from_slice(&42u64.to_ne_bytes());
+    let st = d.decode_page(&page, &mut Vec::new());
+    assert_eq!((st.events, st.lost), (2, 42));
+    // Flagged only: at least one.
+    page[8..16].copy_from_slice(&(commit | (1 << 31)).to_ne_bytes());
+    assert_eq!(d.decode_page(&page, &mut Vec::new()).lost, 1);
+}
+
+/// The layouts are read from what the kernel publishes: a format whose
+/// `rwbs` moved (as it did from `char[8]` to `char[10]`) is followed, and
+/// one without a needed field is an error that names it.
+#[test]
+fn raw_layouts_come_from_the_format_files() {
+    let dir = fixture("raw/formats");
+    let fmt = std::fs::read_to_string(dir.join("block_bio_queue")).unwrap();
+    let l = innotune::trace::raw::EventLayout::parse("block_bio_queue", &fmt).unwrap();
+    assert_eq!((l.rwbs.offset, l.rwbs.size), (28, 10));
+    assert_eq!((l.sector.offset, l.sector.size), (16, 8));
+    let old = fmt.replace(
+        "char rwbs[10];\toffset:28;\tsize:10;",
+        "char rwbs[8];\toffset:28;\tsize:8;",
+    );
+    let l = innotune::trace::raw::EventLayout::parse("block_bio_queue", &old).unwrap();
+    assert_eq!(l.rwbs.size, 8);
+    let broken = fmt.replace("nr_sector", "nr_sectors_renamed");
+    let e = innotune::trace::raw::EventLayout::parse("block_bio_queue", &broken).unwrap_err();
+    assert!(format!("{e:#}").contains("nr_sector"), "{e:#}");
+    let h = innotune::trace::raw::HeaderLayout::parse(
+        &std::fs::read_to_string(dir.join("header_event")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!((h.type_len_bits, h.time_delta_bits), (5, 27));
+    assert_eq!(
+        (h.padding, h.time_extend, h.time_stamp, h.data_max),
+        (29, 30, 31, 28)
+    );
 }
 
 // ---------------------------------------------------------------- live

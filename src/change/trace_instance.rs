@@ -62,6 +62,11 @@ pub struct TraceInstance {
     /// Per-CPU ring buffer size.
     #[serde(default)]
     pub buffer_kb: u32,
+    /// The instance's `trace_clock` (empty: the kernel's default). Set
+    /// explicitly because the binary pages carry raw clock values: the
+    /// reader must know they are nanoseconds.
+    #[serde(default)]
+    pub trace_clock: String,
     /// innotune mounted tracefs for this: unmount it on undo when idle.
     #[serde(default)]
     pub mounted: bool,
@@ -77,9 +82,17 @@ impl TraceInstance {
             events: events.iter().map(|e| e.to_string()).collect(),
             filter: filter.into(),
             buffer_kb,
+            trace_clock: String::new(),
             mounted: false,
             root: slash(),
         }
+    }
+
+    /// With `trace_clock` set to `clock` (one of the instance's
+    /// `trace_clock` choices, e.g. `local` or `mono`).
+    pub fn with_clock(mut self, clock: &str) -> TraceInstance {
+        self.trace_clock = clock.to_string();
+        self
     }
 
     /// Host-absolute path of the instance directory.
@@ -180,6 +193,10 @@ impl Change for TraceInstance {
                 &self.buffer_kb.to_string(),
             )
             .with_context(|| format!("setting {}/buffer_size_kb", dir.display()))?;
+        }
+        if !self.trace_clock.is_empty() {
+            write_attr(host, &dir.join("trace_clock"), &self.trace_clock)
+                .with_context(|| format!("setting {}/trace_clock", dir.display()))?;
         }
         for e in &self.events {
             let ev = dir.join("events").join(e);

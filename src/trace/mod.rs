@@ -2,9 +2,10 @@
 //! the device) from the kernel's block tracepoints, as blkparse + btt
 //! would tell it, without blktrace or debugfs.
 //!
-//! measurement: [`capture`] (a journaled tracefs instance read through
-//! trace_pipe, with [`iostat`] over the same window) or a saved file;
-//! analysis: [`event`] (the line formats) → [`feed`] → [`analysis`]
+//! measurement: [`capture`] (a journaled tracefs instance read as binary
+//! per-CPU pages, decoded by [`raw`], with [`iostat`] over the same
+//! window) or a saved file; analysis: [`event`] (the line formats of a
+//! saved file) → [`feed`] → [`analysis`]
 //! (btt's correlation) with [`latency`] summaries; presentation:
 //! [`report`].
 
@@ -15,6 +16,7 @@ pub mod event;
 pub mod feed;
 pub mod iostat;
 pub mod latency;
+pub mod raw;
 pub mod report;
 pub mod split;
 
