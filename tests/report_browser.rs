@@ -2,7 +2,8 @@
 //! `chromium` package) over the DevTools protocol: every chart has SVG
 //! content with a real size, no console error, no exception, no failed
 //! request; a screenshot is kept (target/report-screenshot.png, and
-//! docs/report-screenshot.png for the README).
+//! docs/report-screenshot.png for the README when INNOTUNE_UPDATE_SCREENSHOT
+//! is set).
 //!
 //! Live (a loop device for the sweep, a sandbox server for OLTP), and
 //! skipped with a reason when /usr/bin/chromium is absent.
@@ -321,7 +322,11 @@ fn report_page_renders_cleanly_in_headless_chromium() {
         .unwrap_or_else(|| root.join("target"));
     std::fs::create_dir_all(&target).unwrap();
     std::fs::write(target.join("report-screenshot.png"), &png).unwrap();
-    std::fs::write(root.join("docs/report-screenshot.png"), &png).unwrap();
+    // The README's copy is refreshed only on request: a test run must not
+    // dirty the checkout.
+    if std::env::var_os("INNOTUNE_UPDATE_SCREENSHOT").is_some() {
+        std::fs::write(root.join("docs/report-screenshot.png"), &png).unwrap();
+    }
 
     // It prints on A4 (the page's @media print and @page rules).
     let pdf = cdp.call(
