@@ -208,6 +208,36 @@ fn changed(recap: &str) -> Vec<(String, u32)> {
         .collect()
 }
 
+/// Run the playbook with `inventory`, results fetched to `results`; its
+/// output (the recap), after asserting it succeeded.
+fn playbook(inventory: &Path, results: &Path, tmp: &Path, extra: &[&str]) -> String {
+    let o = Command::new("ansible-playbook")
+        .arg("-i")
+        .arg(inventory)
+        .arg(manifest().join("contrib/ansible/playbook.yml"))
+        .arg("-e")
+        .arg(format!(
+            "innotune_results_dir={} innotune_local_bin={}",
+            results.display(),
+            env!("CARGO_BIN_EXE_innotune")
+        ))
+        .args(extra)
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+        // No persistent ssh master connections outliving the test.
+        .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=no")
+        .env("ANSIBLE_LOCAL_TEMP", tmp.join("ansible-local"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "ansible-playbook {extra:?} failed:\n{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
 #[test]
 fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
     if !host_support::live() {
@@ -268,33 +298,7 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
     std::fs::write(&inventory, inv).unwrap();
     let results = t.join("results");
 
-    let play = |extra: &[&str]| -> String {
-        let o = Command::new("ansible-playbook")
-            .arg("-i")
-            .arg(&inventory)
-            .arg(manifest().join("contrib/ansible/playbook.yml"))
-            .arg("-e")
-            .arg(format!(
-                "innotune_results_dir={} innotune_local_bin={}",
-                results.display(),
-                env!("CARGO_BIN_EXE_innotune")
-            ))
-            .args(extra)
-            .env("ANSIBLE_NOCOLOR", "1")
-            .env("ANSIBLE_HOST_KEY_CHECKING", "False")
-            // No persistent ssh master connections outliving the test.
-            .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=no")
-            .env("ANSIBLE_LOCAL_TEMP", t.join("ansible-local"))
-            .output()
-            .unwrap();
-        let out = String::from_utf8_lossy(&o.stdout).into_owned();
-        assert!(
-            o.status.success(),
-            "ansible-playbook {extra:?} failed:\n{out}\n{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        out
-    };
+    let play = |extra: &[&str]| playbook(&inventory, &results, t, extra);
 
     // innotune's own view of a host: 1 while something is pending.
     let pending = |i: u32| {
@@ -432,28 +436,7 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
     let oinventory = t.join("oltp.ini");
     std::fs::write(&oinventory, oinv).unwrap();
     let oresults = t.join("results-oltp");
-    let o = Command::new("ansible-playbook")
-        .arg("-i")
-        .arg(&oinventory)
-        .arg(manifest().join("contrib/ansible/playbook.yml"))
-        .arg("-e")
-        .arg(format!(
-            "innotune_results_dir={} innotune_local_bin={}",
-            oresults.display(),
-            env!("CARGO_BIN_EXE_innotune")
-        ))
-        .env("ANSIBLE_NOCOLOR", "1")
-        .env("ANSIBLE_HOST_KEY_CHECKING", "False")
-        .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=no")
-        .env("ANSIBLE_LOCAL_TEMP", t.join("ansible-local"))
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "OLTP play failed:\n{out}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    playbook(&oinventory, &oresults, t, &[]);
     let client = |i: u32| -> serde_json::Value {
         serde_json::from_slice(&std::fs::read(oresults.join(format!("db{i}/oltp.json"))).unwrap())
             .unwrap()

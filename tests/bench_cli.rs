@@ -923,19 +923,6 @@ fn bench_fail(args: &[&str]) -> String {
     err
 }
 
-/// Run a shell command as the unprivileged user `nobody`.
-fn as_nobody(script: &str) {
-    let out = Sys::new("runuser")
-        .args(["-u", "nobody", "--", "sh", "-c", script])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "as nobody: {script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A root-owned file outside the bench directory, and its bytes.
 fn victim() -> (tempfile::TempDir, PathBuf, Vec<u8>) {
     let dir = tmpdir();
@@ -959,7 +946,7 @@ fn forged_manifest_and_planted_symlink_are_refused() {
         std::fs::write(t.path().join("notes.txt"), "mine").unwrap();
         let manifest =
             r#"{{"tool":"innotune bench","files":{{"innotune-read.0":1048576,"notes.txt":4}}}}"#;
-        as_nobody(&format!(
+        host_support::sh_as_nobody(&format!(
             "cd '{}' && printf '%s' '{manifest}' > .innotune-bench && ln -s '{}' innotune-read.0",
             t.path().display(),
             target.display()

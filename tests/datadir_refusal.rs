@@ -11,6 +11,8 @@
 //! those option files are read from a replayed host tree (`--root`), so
 //! the host's own /etc and its server at 3306 are never touched.
 
+mod host_support;
+use host_support::sh_as_nobody;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -33,19 +35,6 @@ fn as_nobody(state: &Path, args: &[&str]) -> Output {
         .env("INNOTUNE_STATE_DIR", state)
         .output()
         .unwrap()
-}
-
-/// A shell command run as `nobody`, which must succeed.
-fn sh_as_nobody(script: &str) {
-    let out = Command::new("runuser")
-        .args(["-u", "nobody", "--", "sh", "-c", script])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "as nobody: {script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// A directory under /tmp owned by `nobody` (0755), removed on drop.
@@ -170,6 +159,9 @@ fn sweep_args(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_datadir_of_a_server_nobody_runs_is_refused_to_root() {
+    if !host_support::live() {
+        return;
+    }
     let srv = NobodyServer::start();
     let data = srv.datadir();
     let d = data.display().to_string();
@@ -263,6 +255,9 @@ fn a_datadir_of_a_server_nobody_runs_is_refused_to_root() {
 /// sweep all the same, naming the option file and line.
 #[test]
 fn a_datadir_named_in_the_option_files_is_refused() {
+    if !host_support::live() {
+        return;
+    }
     let owner = nobody_dir("itddopt");
     let data = owner.path().join("mysql-data");
     let d = data.display().to_string();

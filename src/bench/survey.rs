@@ -93,22 +93,7 @@ impl SurveyJobDef {
     }
 }
 
-/// Disk classes, in the order the report lists them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DiskClass {
-    Nvme,
-    /// SATA or SAS flash behind the SCSI disk driver.
-    SataSsd,
-    Hdd,
-    /// A hypervisor's disk (virtio, Xen, an emulated QEMU/VirtualBox/VMware
-    /// disk) or a software layer named explicitly (md, dm, zram).
-    Virtual,
-    /// Loop devices: virtual, their figures are the backing file's filesystem's.
-    Loop,
-    /// MMC/SD cards and devices innotune does not recognise.
-    Other,
-}
+pub use crate::model::block::DiskClass;
 
 impl DiskClass {
     pub fn label(&self) -> &'static str {
@@ -120,44 +105,6 @@ impl DiskClass {
             DiskClass::Loop => "loop (virtual)",
             DiskClass::Other => "other",
         }
-    }
-}
-
-/// Models that say "emulated by a hypervisor" behind a SCSI/SATA driver:
-/// their rotational flag is whatever the hypervisor chose, not a spindle.
-const VIRTUAL_MODELS: &[&str] = &[
-    "QEMU",
-    "VBOX",
-    "VMware",
-    "Virtual disk",
-    "Msft Virtual Disk",
-    "Google PersistentDisk",
-    "Amazon Elastic Block Store",
-];
-
-/// A disk's class from the host model: the driver (kind) first, then for
-/// SCSI/SATA disks the model (an emulated disk is virtual whatever its
-/// rotational flag says), then the rotational flag (unknown counts as a
-/// spindle: a survey then does not promise flash figures).
-pub fn class_of(kind: Kind, rotational: Option<bool>, model: Option<&str>) -> DiskClass {
-    match kind {
-        Kind::Nvme => DiskClass::Nvme,
-        Kind::SataScsi => {
-            if model.is_some_and(|m| {
-                VIRTUAL_MODELS
-                    .iter()
-                    .any(|v| m.to_ascii_lowercase().contains(&v.to_ascii_lowercase()))
-            }) {
-                DiskClass::Virtual
-            } else if rotational == Some(false) {
-                DiskClass::SataSsd
-            } else {
-                DiskClass::Hdd
-            }
-        }
-        Kind::Loop => DiskClass::Loop,
-        Kind::Virtio | Kind::Xen | Kind::Md | Kind::Dm | Kind::Zram => DiskClass::Virtual,
-        Kind::Mmc | Kind::Unknown => DiskClass::Other,
     }
 }
 
@@ -440,7 +387,7 @@ pub fn plan(model: &HostModel, devices: &[PathBuf]) -> Result<(Vec<ClassSurvey>,
     }
     let mut classes: Vec<ClassSurvey> = Vec::new();
     for d in disks {
-        let c = class_of(d.kind, d.rotational, d.model.as_deref());
+        let c = crate::model::block::classify(d.kind, d.rotational, d.model.as_deref());
         match classes.iter_mut().find(|x| x.class == c) {
             Some(x) => x.disks.push(d),
             None => classes.push(ClassSurvey {
@@ -708,28 +655,6 @@ mod tests {
         cs.into_iter()
             .map(|c| (c.class, c.disks.into_iter().map(|d| d.name).collect()))
             .collect()
-    }
-
-    #[test]
-    fn class_function() {
-        use DiskClass::*;
-        assert_eq!(class_of(Kind::Nvme, Some(false), None), Nvme);
-        assert_eq!(
-            class_of(Kind::SataScsi, Some(false), Some("Samsung SSD 870")),
-            SataSsd
-        );
-        assert_eq!(
-            class_of(Kind::SataScsi, Some(true), Some("ST4000NM0035")),
-            Hdd
-        );
-        assert_eq!(class_of(Kind::SataScsi, None, None), Hdd);
-        assert_eq!(
-            class_of(Kind::SataScsi, Some(true), Some("QEMU HARDDISK")),
-            Virtual
-        );
-        assert_eq!(class_of(Kind::Virtio, Some(true), None), Virtual);
-        assert_eq!(class_of(Kind::Loop, Some(false), None), Loop);
-        assert_eq!(class_of(Kind::Mmc, Some(false), None), Other);
     }
 
     #[test]

@@ -52,6 +52,86 @@ impl Kind {
     }
 }
 
+impl Kind {
+    /// The kind named by [`Kind::as_str`] (check's facts keep it as text);
+    /// anything else is `Unknown`.
+    pub fn from_name(name: &str) -> Kind {
+        [
+            Kind::Nvme,
+            Kind::SataScsi,
+            Kind::Virtio,
+            Kind::Xen,
+            Kind::Mmc,
+            Kind::Md,
+            Kind::Dm,
+            Kind::Loop,
+            Kind::Zram,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+        .unwrap_or(Kind::Unknown)
+    }
+}
+
+/// What class of disk a device is, for the scheduler class rule (check)
+/// and the disk survey (bench --survey): one classifier, so the two never
+/// disagree about a disk. Ordered as reports list them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DiskClass {
+    Nvme,
+    /// SATA or SAS flash behind the SCSI disk driver (rotational=0).
+    SataSsd,
+    /// A spindle behind the SCSI disk driver (rotational=1).
+    Hdd,
+    /// A hypervisor's disk (virtio, Xen, an emulated or cloud disk) or a
+    /// RAID controller's logical drive: rotational and the queue say
+    /// nothing about the media behind it.
+    Virtual,
+    Loop,
+    /// MMC/SD, software layers (md, dm, zram), an unknown rotational flag,
+    /// or a driver innotune does not know.
+    Other,
+}
+
+/// Models of hypervisor and cloud disks and RAID controllers' logical
+/// drives (matched case-insensitively as substrings).
+const VIRTUAL_MODELS: &[&str] = &[
+    "virtual",
+    "vmware",
+    "qemu",
+    "vbox",
+    "msft",
+    "google persistentdisk",
+    "amazon elastic block store",
+    "perc",
+    "logical volume",
+    "megaraid",
+    "mr9",
+    "raid",
+    "smart array",
+    "serveraid",
+];
+
+/// A disk's class: the driver first, then the model (an emulated disk or a
+/// controller's logical drive is virtual whatever its rotational flag
+/// says), then the rotational flag (unknown stays unknown: `Other`).
+pub fn classify(kind: Kind, rotational: Option<bool>, model: Option<&str>) -> DiskClass {
+    let model = model.unwrap_or("").to_ascii_lowercase();
+    match kind {
+        Kind::Nvme => DiskClass::Nvme,
+        Kind::Loop => DiskClass::Loop,
+        Kind::Virtio | Kind::Xen => DiskClass::Virtual,
+        _ if VIRTUAL_MODELS.iter().any(|m| model.contains(m)) => DiskClass::Virtual,
+        Kind::SataScsi => match rotational {
+            Some(false) => DiskClass::SataSsd,
+            Some(true) => DiskClass::Hdd,
+            None => DiskClass::Other,
+        },
+        Kind::Mmc | Kind::Md | Kind::Dm | Kind::Zram | Kind::Unknown => DiskClass::Other,
+    }
+}
+
 /// Kind of a whole disk: the bound driver is authoritative (an `sd` name can
 /// be SATA, SAS or USB, all behind the SCSI disk driver); the kernel name is
 /// the fallback for virtual devices, which have no `device/driver`.
@@ -299,5 +379,47 @@ impl DeviceIds {
 
     pub fn has_name(&self, name: &str) -> bool {
         self.ids.iter().any(|(n, _)| n == name)
+    }
+}
+
+#[cfg(test)]
+mod class_tests {
+    use super::*;
+
+    #[test]
+    fn one_classifier_for_check_and_survey() {
+        use DiskClass::*;
+        assert_eq!(classify(Kind::Nvme, Some(false), None), Nvme);
+        assert_eq!(
+            classify(Kind::SataScsi, Some(false), Some("Samsung SSD 870")),
+            SataSsd
+        );
+        assert_eq!(
+            classify(Kind::SataScsi, Some(true), Some("ST4000NM0035")),
+            Hdd
+        );
+        // An unknown rotational flag is not taken for a spindle.
+        assert_eq!(classify(Kind::SataScsi, None, None), Other);
+        // Emulated, cloud and RAID-controller drives, whatever they report.
+        for m in [
+            "QEMU HARDDISK",
+            "Google PersistentDisk",
+            "DELL PERC H730P",
+            "LOGICAL VOLUME",
+        ] {
+            assert_eq!(
+                classify(Kind::SataScsi, Some(true), Some(m)),
+                Virtual,
+                "{m}"
+            );
+        }
+        assert_eq!(classify(Kind::Virtio, Some(true), None), Virtual);
+        assert_eq!(classify(Kind::Loop, Some(false), None), Loop);
+        assert_eq!(classify(Kind::Mmc, Some(false), None), Other);
+        assert_eq!(classify(Kind::Md, Some(false), None), Other);
+        for k in [Kind::Nvme, Kind::SataScsi, Kind::Loop, Kind::Zram] {
+            assert_eq!(Kind::from_name(k.as_str()), k);
+        }
+        assert_eq!(Kind::from_name("floppy"), Kind::Unknown);
     }
 }

@@ -179,19 +179,27 @@ fn parse_time(s: &str) -> Option<u64> {
     Some(secs * 1_000_000_000 + ns)
 }
 
-fn parse_tracefs(line: &str, pos: usize) -> Line {
-    let after = &line[pos + 2..];
-    let Some((name, payload)) = after.split_once(": ") else {
-        return Line::Unparsed;
-    };
-    let action = match name {
+/// The action a block tracepoint stands for (btt's letters): the text
+/// parser and the raw decoder ([`super::raw`]) name events the same way.
+pub fn action_of(event: &str) -> Option<Action> {
+    Some(match event {
         "block_bio_queue" => Action::Queue,
         "block_getrq" => Action::GetRq,
         "block_rq_insert" => Action::Insert,
         "block_rq_issue" => Action::Issue,
         "block_rq_complete" => Action::Complete,
         "block_bio_backmerge" | "block_bio_frontmerge" | "block_rq_merge" => Action::Merge,
-        _ => return Line::Ignored,
+        _ => return None,
+    })
+}
+
+fn parse_tracefs(line: &str, pos: usize) -> Line {
+    let after = &line[pos + 2..];
+    let Some((name, payload)) = after.split_once(": ") else {
+        return Line::Unparsed;
+    };
+    let Some(action) = action_of(name) else {
+        return Line::Ignored;
     };
     let Some(time_ns) = line[..pos]
         .rsplit(' ')

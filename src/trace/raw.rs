@@ -37,7 +37,7 @@
 //! absolute timestamp holds the low 59 bits. Records are in the machine's
 //! byte order.
 
-use super::event::{Action, Dev, Event, Rwbs};
+use super::event::{action_of, Action, Dev, Event, Rwbs};
 use anyhow::{bail, Context, Result};
 
 /// `commit` flag: events were lost (overwritten or dropped) before this page.
@@ -210,19 +210,6 @@ pub struct EventLayout {
     pub sector: Field,
     pub nr_sector: Field,
     pub rwbs: Field,
-}
-
-/// The action a block tracepoint stands for (btt's letters).
-pub fn action_of(event: &str) -> Option<Action> {
-    Some(match event {
-        "block_bio_queue" => Action::Queue,
-        "block_getrq" => Action::GetRq,
-        "block_rq_insert" => Action::Insert,
-        "block_rq_issue" => Action::Issue,
-        "block_rq_complete" => Action::Complete,
-        "block_bio_backmerge" | "block_bio_frontmerge" | "block_rq_merge" => Action::Merge,
-        _ => return None,
-    })
 }
 
 impl EventLayout {

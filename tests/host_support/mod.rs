@@ -87,3 +87,17 @@ pub fn live() -> bool {
     }
     on && root
 }
+
+/// Run a shell command as the unprivileged user `nobody` (`runuser`), which
+/// must succeed: tests plant files as a hostile or careless other user.
+pub fn sh_as_nobody(script: &str) {
+    let out = Command::new("runuser")
+        .args(["-u", "nobody", "--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "as nobody: {script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

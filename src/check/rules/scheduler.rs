@@ -22,18 +22,9 @@ pub const RULE: Rule = Rule {
 
 const DOC: &str = "https://docs.kernel.org/block/switching-sched.html";
 
-/// What the kernel and the class rule can tell about a disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    Nvme,
-    SataSsd,
-    Hdd,
-    /// A hypervisor's or RAID controller's virtual disk: rotational and the
-    /// queue say nothing about the media behind it.
-    Virtual,
-    Loop,
-    Other,
-}
+/// The disk classes of the host model (one classifier for check and
+/// bench --survey).
+pub use crate::model::block::DiskClass as Class;
 
 impl Class {
     fn describe(self) -> &'static str {
@@ -66,41 +57,12 @@ impl Class {
     }
 }
 
-/// Models of hypervisor disks and RAID controllers' logical drives.
-const VIRTUAL_MODELS: &[&str] = &[
-    "virtual",
-    "vmware",
-    "qemu",
-    "vbox",
-    "msft",
-    "perc",
-    "logical volume",
-    "megaraid",
-    "mr9",
-    "raid",
-    "smart array",
-    "ServeRAID",
-];
-
 pub fn class_of(d: &DeviceFacts) -> Class {
-    let model = d.model.as_deref().unwrap_or("").to_ascii_lowercase();
-    match d.kind.as_str() {
-        "nvme" => Class::Nvme,
-        "loop" => Class::Loop,
-        "virtio" | "xen" => Class::Virtual,
-        _ if VIRTUAL_MODELS
-            .iter()
-            .any(|m| model.contains(&m.to_ascii_lowercase())) =>
-        {
-            Class::Virtual
-        }
-        "sata-scsi" | "mmc" => match d.rotational {
-            Some(false) => Class::SataSsd,
-            Some(true) => Class::Hdd,
-            None => Class::Other,
-        },
-        _ => Class::Other,
-    }
+    crate::model::block::classify(
+        crate::model::block::Kind::from_name(&d.kind),
+        d.rotational,
+        d.model.as_deref(),
+    )
 }
 
 /// The scheduler the kernel picks for this queue when nothing sets one
