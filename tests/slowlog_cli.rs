@@ -735,6 +735,18 @@ fn check_slowlog_names_missing_indexes_scans_and_spills() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("nope.log"), "{err}");
+    // A directory: one line saying so.
+    let out = inn()
+        .arg("--root")
+        .arg(&root)
+        .args(["check", "/var/lib/mysql", "--slowlog"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("is a directory"), "{err}");
 }
 
 /// The slowlog result rendered by `innotune report`: HTML with the profile,

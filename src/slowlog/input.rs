@@ -41,6 +41,13 @@ pub fn read(path: &Path, threads: usize, filter: &Filter) -> Result<Digested> {
         )
     })?;
     let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(Fix::new(
+            format!("{shown} is a directory, not a slow log"),
+            "give the log file itself (SELECT @@slow_query_log_file), or - for stdin",
+        )
+        .into());
+    }
     if !meta.is_file() {
         // A FIFO or a device: read it as a stream.
         let mut f = file;
