@@ -27,6 +27,11 @@ fn fixture(tree: &str) -> PathBuf {
 /// `innotune [--root ROOT] --format json bench --survey ARGS`, expecting
 /// success; the `result.survey` object.
 fn survey_json(root: Option<&Path>, args: &[&str]) -> Value {
+    survey_envelope(root, args)["result"]["survey"].clone()
+}
+
+/// The same, the whole envelope (what `report` and `check --results` read).
+fn survey_envelope(root: Option<&Path>, args: &[&str]) -> Value {
     let mut c = cmd();
     if let Some(r) = root {
         c.arg("--root").arg(r);
@@ -44,7 +49,7 @@ fn survey_json(root: Option<&Path>, args: &[&str]) -> Value {
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema"], "bench/2");
-    v["result"]["survey"].clone()
+    v
 }
 
 fn state_dir() -> PathBuf {
@@ -273,7 +278,8 @@ fn survey_two_loop_devices_reads_only() {
     let a = Loop::new(256 << 20, 1);
     let b = Loop::new(256 << 20, 2);
     let before = (digest(&a.file), digest(&b.file));
-    let s = survey_json(None, &[&a.dev, &b.dev, "--runtime", "1s"]);
+    let env = survey_envelope(None, &[&a.dev, &b.dev, "--runtime", "1s"]);
+    let s = env["result"]["survey"].clone();
     assert_eq!(s["dry_run"], false);
     assert_eq!(s["interrupted"], false);
     let cs = classes(&s);
@@ -303,6 +309,83 @@ fn survey_two_loop_devices_reads_only() {
         (digest(&a.file), digest(&b.file)),
         before,
         "a backing file changed: the survey wrote"
+    );
+    report_and_check_read_the_survey(&env, &[a.name(), b.name()]);
+}
+
+/// `innotune report` renders a survey (each disk's figures as measured, the
+/// class at once), and `check --results` says why a survey cannot size
+/// io_capacity instead of misreading it.
+fn report_and_check_read_the_survey(env: &Value, disks: &[String]) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("survey.json");
+    std::fs::write(&f, serde_json::to_vec(env).unwrap()).unwrap();
+    let out = cmd()
+        .args(["report", "--format", "markdown"])
+        .arg(&f)
+        .env("INNOTUNE_STATE_DIR", state_dir())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("loop: each disk alone"), "{md}");
+    assert!(md.contains("loop: all 2 disks at once"), "{md}");
+    let disk_json = |n: &str| {
+        env["result"]["survey"]["classes"][0]["disks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    for n in disks {
+        let row = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {n} |")))
+            .unwrap_or_else(|| panic!("no row for {n} in {md}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        // | disk | model | size | rotational | seq MiB/s | 16k qd32 | 16k qd1 | p99 | 4k qd32 |
+        let d = disk_json(n);
+        let fig = |job: &str, k: &str| {
+            d["alone"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["job"] == job)
+                .unwrap()[k]
+                .as_f64()
+                .unwrap()
+        };
+        let seq: f64 = cells[5].parse().unwrap_or_else(|_| panic!("{row}"));
+        let want = fig("seq-read-1m-qd16", "bw_bytes_per_s") / 1048576.0;
+        assert!(
+            (seq - want).abs() <= want * 0.01 + 0.01,
+            "{row}: want {want}"
+        );
+        let iops: f64 = cells[6].parse().unwrap_or_else(|_| panic!("{row}"));
+        let want = fig("rand-read-16k-qd32", "iops_per_s");
+        assert!(
+            (iops - want).abs() <= want * 0.01 + 0.01,
+            "{row}: want {want}"
+        );
+    }
+    let out = cmd()
+        .args(["--format", "json", "check", "/var/tmp", "--results"])
+        .arg(&f)
+        .env("INNOTUNE_STATE_DIR", state_dir())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let notes = v.to_string();
+    assert!(
+        notes.contains("a survey measures reads only"),
+        "check --results said nothing about the survey: {notes}"
     );
 }
 

@@ -44,6 +44,10 @@ pub fn load(host: &Host, files: &[std::path::PathBuf], facts: &mut Facts) -> Res
                 )),
                 None => notes.push(format!("{name}: no recommendation in this sweep result; ignored")),
             },
+            // A survey reads only; io_capacity is about page writes.
+            "bench" if v["result"]["survey"].is_object() => notes.push(format!(
+                "{name}: a survey measures reads only and innodb_io_capacity needs write IOPS; measure them with innotune bench --preset page-write in the datadir's filesystem; ignored"
+            )),
             "bench" => match bench_write_iops(&v["result"]) {
                 Some((iops, dir)) => {
                     if same_filesystem(host, &dir, facts) {

@@ -523,6 +523,9 @@ fn sweep(d: &mut Document, r: &Value) {
 }
 
 fn bench(d: &mut Document, r: &Value) {
+    if r["survey"].is_object() {
+        return survey(d, &r["survey"]);
+    }
     let w = &r["result"];
     let mut kv = KeyValues::new();
     kv.add("directory", text(&r["directory"]))
@@ -912,6 +915,157 @@ fn slowlog(d: &mut Document, r: &Value) {
         });
     }
     d.paragraph("Each class's worst statement is in the JSON (`classes[].sample`); `innotune check --slowlog FILE` names the classes that need an index, scan whole tables or spill temporary tables to disk.");
+}
+
+/// The figure of `job` in a list of survey figures.
+fn figure<'a>(figs: &'a Value, job: &str) -> Option<&'a Value> {
+    arr(figs).iter().find(|f| f["job"] == job)
+}
+
+/// `bench --survey`: per class, each disk alone (the four read figures and
+/// what the host model knows of the disk), then the class at once (the
+/// aggregate and how it scales), the disks left out, and each disk's
+/// sequential bandwidth as bars. Without this view a survey rendered as an
+/// empty bench table.
+fn survey(d: &mut Document, s: &Value) {
+    let mut kv = KeyValues::new();
+    for j in arr(&s["jobs"]) {
+        kv.add(text(&j["job"]), text(&j["options"]));
+    }
+    kv.add(
+        "window per job",
+        num(&s["runtime_s"]).map_or("—".into(), |x| format!("{x} s")),
+    );
+    if s["dry_run"] == true {
+        kv.add(
+            "planned",
+            num(&s["planned_s"]).map_or("—".into(), |x| format!("{x:.0} s")),
+        );
+    } else {
+        kv.add(
+            "wall time",
+            num(&s["wall_s"]).map_or("—".into(), |x| format!("{x:.1} s")),
+        );
+    }
+    d.key_values(kv);
+    if s["dry_run"] == true {
+        d.note(Tone::Plain, "Dry run: the plan only, nothing was read.");
+    }
+    if s["interrupted"] == true {
+        d.note(
+            Tone::Warn,
+            "Interrupted: the figures are what ran before Ctrl-C or SIGTERM.",
+        );
+    }
+    let max_p99 = arr(&s["classes"])
+        .iter()
+        .flat_map(|c| arr(&c["disks"]))
+        .flat_map(|k| arr(&k["alone"]))
+        .filter_map(|f| num(&f["clat_p99_ns"]))
+        .fold(0.0, f64::max);
+    let lat = lat_unit(max_p99);
+    let mut bars = Line {
+        name: "sequential read".into(),
+        points: Vec::new(),
+    };
+    for c in arr(&s["classes"]) {
+        let class = text(&c["class"]);
+        let mut t = Table::new(vec![
+            Column::text("disk"),
+            Column::text("model"),
+            Column::text("size"),
+            Column::text("rotational"),
+            Column::num("seq 1 MiB qd16", Some("MiB/s")),
+            Column::num("16 KiB qd32", Some("IOPS")),
+            Column::num("16 KiB qd1", Some("IOPS")),
+            Column::num("16 KiB qd1 p99", Some(lat.name)),
+            Column::num("4 KiB qd32", Some("IOPS")),
+        ])
+        .titled(format!("{class}: each disk alone"));
+        for k in arr(&c["disks"]) {
+            let f = |job: &str, key: &str| figure(&k["alone"], job).and_then(|f| num(&f[key]));
+            let seq = f("seq-read-1m-qd16", "bw_bytes_per_s").map(|b| b / 1048576.0);
+            t.row(vec![
+                Cell::text(text(&k["name"])),
+                Cell::text(text(&k["model"])),
+                Cell::text(bytes(&k["size_bytes"])),
+                Cell::text(text(&k["rotational"])),
+                numcell(seq),
+                numcell(f("rand-read-16k-qd32", "iops_per_s")),
+                numcell(f("rand-read-16k-qd1", "iops_per_s")),
+                numcell(f("rand-read-16k-qd1", "clat_p99_ns").map(|n| n / lat.ns)),
+                numcell(f("rand-read-4k-qd32", "iops_per_s")),
+            ]);
+            if let Some(y) = seq {
+                bars.points.push(Point {
+                    x: text(&k["name"]),
+                    y,
+                    ci: None,
+                });
+            }
+        }
+        d.table(t);
+        let p = &c["parallel"];
+        if p.is_object() {
+            let mut t = Table::new(vec![
+                Column::text("job"),
+                Column::num("IOPS", None),
+                Column::num("bandwidth", Some("MiB/s")),
+                Column::num("sum alone", Some("IOPS")),
+                Column::num("scaling", Some("×")),
+                Column::num("worst p99", Some(lat.name)),
+            ])
+            .titled(format!(
+                "{class}: all {} disks at once",
+                arr(&c["disks"]).len()
+            ));
+            for a in arr(&p["aggregate"]) {
+                t.row(vec![
+                    Cell::text(text(&a["job"])),
+                    numcell(num(&a["iops_per_s"])),
+                    numcell(num(&a["bw_bytes_per_s"]).map(|b| b / 1048576.0)),
+                    numcell(num(&a["sum_alone_iops_per_s"])),
+                    numcell(num(&a["scaling"])),
+                    numcell(num(&a["worst_clat_p99_ns"]).map(|n| n / lat.ns)),
+                ]);
+            }
+            d.table(t);
+            if let (Some(par), Some(alone)) = (num(&p["wall_s"]), num(&c["alone_wall_s"])) {
+                d.paragraph(format!(
+                    "At once in {par:.1} s; one disk after the other took {alone:.1} s. Scaling 1.0 means the disks share no bottleneck (controller, bus, backing store); 1/N means they share one."
+                ));
+            }
+        }
+        for k in arr(&c["disks"]) {
+            for n in arr(&k["notes"]) {
+                d.note(Tone::Plain, format!("{}: {}", text(&k["name"]), text(n)));
+            }
+        }
+    }
+    let skipped = arr(&s["skipped"]);
+    if !skipped.is_empty() {
+        let mut t =
+            Table::new(vec![Column::text("disk"), Column::text("reason")]).titled("Left out");
+        for k in skipped {
+            t.row(vec![
+                Cell::text(text(&k["name"])),
+                Cell::text(text(&k["reason"])),
+            ]);
+        }
+        d.table(t);
+    }
+    if bars.points.len() > 1 {
+        d.series(Series {
+            title: "Sequential 1 MiB reads at depth 16, each disk alone".into(),
+            kind: ChartKind::Bar,
+            x_label: "disk".into(),
+            y_label: "bandwidth".into(),
+            y_unit: Some("MiB/s".into()),
+            lines: vec![bars],
+            table_fallback: false,
+        });
+    }
+    d.paragraph("Reads only (O_RDONLY, O_DIRECT): safe on mounted disks. Write limits are measured on a scratch file: `innotune bench --preset page-write --directory DIR`.");
 }
 
 /// A result this innotune has no view for: its top-level values.
