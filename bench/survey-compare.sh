@@ -12,12 +12,15 @@
 #     --ioengine=io_uring on each device alone, then on both at once.
 # With VDA=1 the host's real disk /dev/vda is surveyed too (read-only is
 # safe on the mounted root disk) and compared the same way.
+# With BACKING=ram the loop devices' files live on a tmpfs: no disk and no
+# hypervisor cache under them (whose bursts to 500-1100 MiB/s made single
+# disk-backed runs of both tools jump), so the tools' own cost decides.
 # Medians and innotune/fio ratios are appended to bench/RESULTS.md with the
 # command that reproduces them and the load average (the machine is shared).
 #
 # Usage: bench/survey-compare.sh [ROUNDS=3] [RUNTIME_S=5]
 #   env: INNOTUNE=path/to/binary (default: cargo build --release),
-#        SIZE_MB=512 (each loop device's file), VDA=0|1
+#        SIZE_MB=512 (each loop device's file), VDA=0|1, BACKING=disk|ram
 # Needs root (losetup), fio, python3. Cleans up on every exit path: the
 # loop devices go back to scheduler none, are detached, files removed.
 set -euo pipefail
@@ -27,6 +30,8 @@ ROUNDS=${1:-3}
 RUNTIME=${2:-5}
 SIZE_MB=${SIZE_MB:-512}
 VDA=${VDA:-0}
+BACKING=${BACKING:-disk}
+case "$BACKING" in disk|ram) ;; *) echo "survey-compare: BACKING must be disk or ram" >&2; exit 2 ;; esac
 
 if [ -z "${INNOTUNE:-}" ]; then
   cargo build --release -q
@@ -43,21 +48,32 @@ cleanup() {
     echo none > "/sys/block/${l#/dev/}/queue/scheduler" 2>/dev/null
     losetup -d "$l"
   done
+  # A detached loop device lets go of its file a moment later: retry.
+  for _ in $(seq 20); do
+    mountpoint -q "$WORK/ram" || break
+    umount "$WORK/ram" 2>/dev/null || sleep 0.5
+  done
   rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 
+DATA=$WORK
+if [ "$BACKING" = ram ]; then
+  DATA=$WORK/ram
+  mkdir -p "$DATA"
+  mount -t tmpfs -o size=$((2 * SIZE_MB + 64))m tmpfs "$DATA"
+fi
 for n in a b; do
-  dd if=/dev/urandom of="$WORK/$n" bs=1M count="$SIZE_MB" status=none
-  sync "$WORK/$n"
-  LOOPS+=("$(losetup --direct-io=on -f --show "$WORK/$n")")
+  dd if=/dev/urandom of="$DATA/$n" bs=1M count="$SIZE_MB" status=none
+  sync "$DATA/$n"
+  LOOPS+=("$(losetup --direct-io=on -f --show "$DATA/$n")")
 done
 
-python3 - "$INNOTUNE" "$ROUNDS" "$RUNTIME" "$SIZE_MB" "$VDA" "${LOOPS[@]}" <<'PY'
+python3 - "$INNOTUNE" "$ROUNDS" "$RUNTIME" "$SIZE_MB" "$VDA" "$BACKING" "${LOOPS[@]}" <<'PY'
 import datetime, json, statistics, subprocess, sys, time
 
-innotune, rounds, runtime, size_mb, vda = sys.argv[1:6]
-loops = sys.argv[6:8]
+innotune, rounds, runtime, size_mb, vda, backing = sys.argv[1:7]
+loops = sys.argv[7:9]
 rounds, runtime = int(rounds), int(runtime)
 devs = loops + (["/dev/vda"] if vda == "1" else [])
 MiB = 1048576.0
@@ -115,14 +131,16 @@ for r in range(rounds):
 med = statistics.median
 load = open("/proc/loadavg").read().split()[:3]
 fio_ver = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
-lines = ["", "## survey-compare, %s UTC" % datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), "",
+lines = ["", "## survey-compare (%s), %s UTC" % (backing, datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")), "",
          "Sequential 1 MiB reads at depth 16 (O_DIRECT, io_uring), read-only: `innotune bench --survey` "
          "(its `seq-read-1m-qd16` figure, each device alone) vs `fio --readonly` on the same device; "
          "%d rounds x %d s per job, the tool going first alternating; medians. Devices: two loop devices "
-         "(--direct-io=on) on %d MiB files of random bytes in /var/tmp (the same virtio disk backs both)%s. "
-         "%s; 2 CPUs shared with other engineers' builds; load average at the end %s. "
+         "(--direct-io=on) on %d MiB files of random bytes %s%s. "
+         "%s; 2 CPUs; load average at the end %s. "
          "Target: ratio within 0.95..1.05." % (
-             rounds, runtime, int(size_mb), ", and /dev/vda itself (the mounted root disk)" if vda == "1" else "",
+             rounds, runtime, int(size_mb),
+             "on a tmpfs (RAM: the tools' own cost decides)" if backing == "ram"
+             else "in /var/tmp (the same virtio disk backs both)", ", and /dev/vda itself (the mounted root disk)" if vda == "1" else "",
              fio_ver, " ".join(load)), "",
          "| device | fio MiB/s | innotune MiB/s | ratio | fio runs | innotune runs |",
          "|---|---:|---:|---:|---|---|"]
@@ -140,9 +158,9 @@ lines += ["", "Both loop devices at once (class aggregate): fio %.0f MiB/s, inno
               med(walls["parallel"]) / med(walls["alone"]), 1.0 / len(loops),
               med(walls["fio_alone"]), med(walls["fio_parallel"])),
           "",
-          "Reproduce (as root): `SIZE_MB=%s VDA=%s bench/survey-compare.sh %d %d`; innotune ran "
+          "Reproduce (as root): `BACKING=%s SIZE_MB=%s VDA=%s bench/survey-compare.sh %d %d`; innotune ran "
           "`innotune --format json bench --survey %s --runtime %ds`, fio ran `%s`." % (
-              size_mb, vda, rounds, runtime, " ".join(devs), runtime, " ".join(fio_cmd)), ""]
+              backing, size_mb, vda, rounds, runtime, " ".join(devs), runtime, " ".join(fio_cmd)), ""]
 with open("bench/RESULTS.md", "a") as f:
     f.write("\n".join(lines))
 print("\n".join(lines))
