@@ -10,10 +10,10 @@
 # Appends the table, the medians and the exact commands to bench/RESULTS.md.
 # Every run checks that the disk is back on the scheduler it had.
 #
-# Usage (as root): bench/sweep-sequential.sh [N] [SEQ_TRIAL]   (defaults 10, 3s)
+# Usage (as root): bench/sweep-sequential.sh [N] [SEQ_TRIAL]   (defaults 10, 4s: the mixed workload's measured minimum)
 set -euo pipefail
 N=${1:-10}
-SEQ_TRIAL=${2:-3s}
+SEQ_TRIAL=${2:-4s}
 HERE=$(cd "$(dirname "$0")" && pwd)
 INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$HERE/../target}/release/innotune}
 WORK=$(mktemp -d /var/tmp/innotune-sweep-seq.XXXXXX)
@@ -38,7 +38,7 @@ active() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$DISK/queue/scheduler"; }
 BEFORE=$(active)
 COMMON=(--device "$DISK" --schedulers none,mq-deadline --workload mixed --objective latency --warmup 1s --choose)
 FIXED=(--rounds 5 --trial 8s)
-SEQ=(--sequential --rounds 10 --trial "$SEQ_TRIAL")
+SEQ=(--sequential --rounds 8 --trial "$SEQ_TRIAL")
 run() { # name, args...
   local name=$1; shift
   local t0 t1
@@ -88,7 +88,7 @@ for i in range(1, n + 1):
     fp = f["verdicts"][0]["p99"]; sp = v["p99"]
     rows.append(f"| {i} | {'fixed first' if i % 2 else 'sequential first'} | {fw:.0f} | {f['rounds_s']:.0f} | {answer(f)}, ratio {fp['ratio']:.2f}, p {fp['p_value']:.4f} | {sw:.0f} | {s['rounds_s']:.0f} | {at} | {answer(s)}, ratio {sp['ratio']:.2f}, p {sp['p_value']:.4f} ≤ {reached['level']:.4f} | {fw/sw:.2f}× | {fl} / {sl} | {fa}, {sa} |")
 out = [f"\n## sweep, fixed vs sequential, mixed workload, none vs mq-deadline on {disk} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n",
-       f"{n} runs, each a fixed 5-round sweep of 8 s trials and a sequential sweep (at most 10 rounds of {seq_trial} trials), in alternating order, on a fresh loop device whose backing file is on {disk}; only {disk} is switched (was {before}). "
+       f"{n} runs, each a fixed 5-round sweep of 8 s trials and a sequential sweep (at most 8 rounds of {seq_trial} trials), in alternating order, on a fresh loop device whose backing file is on {disk}; only {disk} is switched (was {before}). "
        "Wall = the whole command (layout of the 2 GiB of work files included); rounds = `rounds_s`, first trial to last.\n",
        "| run | order | fixed wall s | fixed rounds s | fixed answer | sequential wall s | sequential rounds s | verdict reached at | sequential answer | wall ratio | load avg (fixed / seq) | scheduler after |",
        "|---:|---|---:|---:|---|---:|---:|---|---|---:|---|---|"] + rows
