@@ -4,7 +4,7 @@
 # switching only the disk under a loop device's backing file (LAYER=disk of
 # bench/sweep-mixed.sh: `--device <disk>`). Each of N runs does, in
 # alternating order, a fixed 5-round sweep of 8 s trials and a sequential
-# sweep (`--sequential`, at most 10 rounds of SEQ_TRIAL trials), and records
+# sweep (`--sequential`, at most 8 rounds of SEQ_TRIAL trials: with 8 the first look is round 4), and records
 # the wall time of each, the time of its rounds, the round at which the
 # sequential verdict arrived, the answer of each, and the load average.
 # Appends the table, the medians and the exact commands to bench/RESULTS.md.
