@@ -10,6 +10,7 @@
 //! percentile bootstrap of a ratio of medians is too liberal, and we promise
 //! at most 5% false "wins" when nothing changed.
 pub mod compare;
+pub mod sequential;
 
 pub use compare::{compare, CompareOpts, Comparison, Direction, Verdict};
 
@@ -148,7 +149,7 @@ pub fn summarize(xs: &[f64], resamples: usize, rng: &mut SmallRng) -> Summary {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use rand::SeedableRng;
 

@@ -30,7 +30,7 @@ use std::path::PathBuf;
 /// 2 error (settings restored).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes: 0 the recommendation is what the devices hold now (including \"keep the current setting: it was not measured\"); 1 it differs (a pending change); 2 error (devices restored, nothing left behind).\nExamples:\n  innotune sweep /data\n  innotune sweep /data --schedulers none,mq-deadline --workload mixed --objective latency --choose\n  innotune sweep /data --schedulers none,none --budget 5m      (A/A: how noisy is this host?)\n  innotune sweep /data --size 512m --workload page-read --workload oltp_read_write\nJSON fields: docs/json-sweep.md."
+    after_help = "Exit codes: 0 the recommendation is what the devices hold now (including \"keep the current setting: it was not measured\"); 1 it differs (a pending change); 2 error (devices restored, nothing left behind).\nExamples:\n  innotune sweep /data\n  innotune sweep /data --schedulers none,mq-deadline --workload mixed --objective latency --choose\n  innotune sweep /data --schedulers none,none --budget 5m      (A/A: how noisy is this host?)\n  innotune sweep /data --schedulers none,mq-deadline --workload mixed --sequential --trial 3s   (stops once the answer is clear)\n  innotune sweep /data --size 512m --workload page-read --workload oltp_read_write\nJSON fields: docs/json-sweep.md."
 )]
 pub struct SweepArgs {
     /// A directory on the filesystem to test; work files go in a temporary
@@ -64,9 +64,21 @@ pub struct SweepArgs {
     #[arg(long = "workload", value_name = "NAME|FILE")]
     pub workloads: Vec<String>,
 
-    /// Rounds: trials per candidate and workload (at least 4).
-    #[arg(long, default_value_t = 5)]
-    pub rounds: u32,
+    /// Rounds: trials per candidate and workload (at least 4). A fixed
+    /// design runs exactly this many (default 5); with --sequential it is
+    /// the most rounds (default 10).
+    #[arg(long)]
+    pub rounds: Option<u32>,
+
+    /// Stop as soon as the answer is clear: after each round, test every
+    /// comparison the recommendation needs against a group-sequential
+    /// boundary (Pocock-type alpha spending, so the false-positive bound
+    /// holds over all looks) and stop once all have crossed; ties run to
+    /// --rounds or the budget. The report names the round of each verdict.
+    /// Pair it with short trials (--trial 3s): the exact rank test needs
+    /// 5 rounds for a verdict (6 with four workloads).
+    #[arg(long)]
+    pub sequential: bool,
 
     /// Measured window of each trial.
     #[arg(long, default_value = "10s", value_parser = crate::units::parse_duration)]
@@ -77,7 +89,11 @@ pub struct SweepArgs {
     pub warmup: std::time::Duration,
 
     /// Total time to spend: plans rounds and trial length to fit, and says
-    /// what it chose (overrides --rounds/--trial as needed).
+    /// what it chose (overrides --rounds/--trial as needed; never shortens
+    /// a trial below what its workload needs to reach a steady state, and
+    /// tests fewer candidates, the current setting, the kernel default and
+    /// the class rule's choice first, when all do not fit). With
+    /// --sequential: the most rounds.
     #[arg(long, value_parser = crate::units::parse_duration)]
     pub budget: Option<std::time::Duration>,
 
@@ -160,7 +176,12 @@ impl SweepArgs {
             nr_requests: self.nr_requests,
             read_ahead_kb: self.read_ahead_kb,
             workloads: self.workloads,
-            rounds: self.rounds,
+            rounds: self.rounds.unwrap_or(if self.sequential {
+                super::options::DEFAULT_SEQUENTIAL_ROUNDS
+            } else {
+                5
+            }),
+            sequential: self.sequential,
             trial: self.trial,
             warmup: self.warmup,
             budget: self.budget,

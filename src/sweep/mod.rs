@@ -98,13 +98,20 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
     let devices = target::only(devices, &opts.devices, &path)?;
     let cands = plan::candidates(&opts, &devices)?;
     let names = opts.workload_names();
-    let plan = plan::plan(
-        opts.rounds,
-        opts.trial,
-        opts.warmup,
-        opts.budget,
-        cands.len() * names.len(),
-    )?;
+    let labels: Vec<String> = cands.iter().map(|c| c.label.clone()).collect();
+    let priority = plan::priority(&cands, &devices);
+    let plan = plan::plan(&plan::Request {
+        rounds: opts.rounds,
+        trial: opts.trial,
+        warmup: opts.warmup,
+        budget: opts.budget,
+        sequential: opts.sequential,
+        workloads: &names,
+        candidates: &labels,
+        priority: &priority,
+    })?;
+    // A budget too small for every candidate tests the most wanted ones.
+    let cands: Vec<Candidate> = plan.kept.iter().map(|&i| cands[i].clone()).collect();
     let seed = opts.seed.unwrap_or_else(rand::random);
     let current = recommend::current(&cands, &devices);
     let baseline = current.unwrap_or(0);
@@ -201,8 +208,24 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
     } else {
         Vec::new()
     };
+    let copts = CompareOpts {
+        min_effect: opts.min_effect,
+        seed,
+        ..Default::default()
+    };
+    let mut seq = plan.sequential.then(|| {
+        verdicts::Sequential::new(
+            copts.alpha,
+            names.len(),
+            plan::distinct_settings(&cands),
+            plan.rounds,
+            current.is_none() && opts.choose,
+        )
+    });
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let mut trials = Vec::with_capacity(plan.trials);
+    let rounds_started = Instant::now();
+    let mut stopped_after: Option<u32> = None;
     for round in 0..plan.rounds {
         let mut order: Vec<usize> = (0..cands.len()).collect();
         order.shuffle(&mut rng);
@@ -251,7 +274,22 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
                 trials.push(trial);
             }
         }
+        if let Some(s) = seq.as_mut() {
+            if s.look(
+                &trials,
+                &cands,
+                baseline,
+                &names,
+                opts.objective,
+                &copts,
+                round + 1,
+            ) {
+                stopped_after = Some(round + 1);
+                break;
+            }
+        }
     }
+    let rounds_s = rounds_started.elapsed().as_secs_f64();
     progress.event(Event::Restoring);
     drop(workloads);
     // Stopped before the devices are put back: its shutdown flush is
@@ -261,17 +299,22 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
     drop(progress);
     let elapsed_s = started.elapsed().as_secs_f64();
 
-    let copts = CompareOpts {
-        min_effect: opts.min_effect,
-        seed,
-        ..Default::default()
-    };
     let results = verdicts::cells(&trials, &cands, &names, copts.resamples, seed);
-    let vs = verdicts::verdicts(&trials, &cands, baseline, &names, opts.objective, &copts);
-    let pairwise = if current.is_none() && opts.choose {
-        verdicts::pairwise(&trials, &cands, &names, opts.objective, &copts)
-    } else {
-        Vec::new()
+    let (vs, pairwise, sequential) = match seq {
+        Some(s) => {
+            let s = s.finish();
+            let summary = report::SequentialSummary::new(&s, stopped_after, rounds_s);
+            (s.verdicts, s.pairwise, Some(summary))
+        }
+        None => {
+            let vs = verdicts::verdicts(&trials, &cands, baseline, &names, opts.objective, &copts);
+            let pairwise = if current.is_none() && opts.choose {
+                verdicts::pairwise(&trials, &cands, &names, opts.objective, &copts)
+            } else {
+                Vec::new()
+            };
+            (vs, pairwise, None)
+        }
     };
     let recommendation = recommend::recommend(
         &cands,
@@ -299,6 +342,8 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
         files,
         trials_run: trials.len(),
         elapsed_s,
+        rounds_s,
+        sequential,
         results,
         verdicts: vs,
         pairwise,

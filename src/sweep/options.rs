@@ -7,6 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Most rounds of a `--sequential` sweep without `--rounds` or `--budget`.
+pub const DEFAULT_SEQUENTIAL_ROUNDS: u32 = 10;
+
 /// Workloads run when none is named.
 pub const DEFAULT_WORKLOADS: [&str; 4] = ["page-read", "page-write", "fsync-4k", "mixed"];
 
@@ -30,6 +33,11 @@ pub struct SweepOptions {
     pub trial: Duration,
     pub warmup: Duration,
     pub budget: Option<Duration>,
+    /// Group-sequential design: `rounds` (or what the budget fits) is the
+    /// most rounds, and the sweep stops after the first round at which every
+    /// verdict the recommendation needs crossed its boundary. False: a fixed
+    /// design of exactly `rounds` rounds.
+    pub sequential: bool,
     pub objective: Objective,
     /// Smallest relative effect that counts (0.03 = 3%).
     pub min_effect: f64,
@@ -64,6 +72,7 @@ impl SweepOptions {
             trial: Duration::from_secs(10),
             warmup: Duration::from_secs(2),
             budget: None,
+            sequential: false,
             objective: Objective::Balanced,
             min_effect: 0.03,
             seed: None,

@@ -381,6 +381,7 @@ mod tests {
             rotational: Some(true),
             hw_queues: Some(1),
             kernel_default: default.into(),
+            class_schedulers: vec![default.into()],
         }
     }
 

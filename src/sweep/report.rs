@@ -47,6 +47,13 @@ pub struct SweepReport {
     pub trials_run: usize,
     /// Wall-clock seconds the sweep took, layout and server start included.
     pub elapsed_s: f64,
+    /// Seconds from the first trial's start to the last trial's end (the
+    /// rounds alone: no layout, no server start).
+    pub rounds_s: f64,
+    /// `--sequential` only: the looks, where the sweep stopped, and the
+    /// time that saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialSummary>,
     pub noise: Noise,
     /// Per workload and candidate: medians with 95% CIs.
     pub results: Vec<Result_>,
@@ -64,6 +71,96 @@ pub struct SweepReport {
     pub restored: Vec<Restored>,
     /// Every trial, in the order it ran.
     pub trials: Vec<Trial>,
+}
+
+/// How a group-sequential sweep went.
+#[derive(Debug, Clone, Serialize)]
+pub struct SequentialSummary {
+    /// `pocock`: Lan–DeMets Pocock-type alpha spending (see
+    /// `stats::sequential`).
+    pub spending: &'static str,
+    /// The most rounds the plan allowed.
+    pub max_rounds: u32,
+    pub rounds_run: u32,
+    /// The first round at which a verdict could be reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_look: Option<u32>,
+    /// Every comparison the recommendation needs crossed its boundary
+    /// before the last planned round.
+    pub stopped_early: bool,
+    /// `verdicts` or `pairwise`: what the stop waited for.
+    pub decided_on: &'static str,
+    /// Rounds not run, and their time estimated from the rounds that ran.
+    pub saved_rounds: u32,
+    pub saved_s: f64,
+    /// Per look: the nominal level each verdict needed (p ≤ level, CI at
+    /// 1 − level) and the false-positive chance spent by then.
+    pub boundaries: Vec<crate::stats::sequential::Look>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairwise_boundaries: Option<Vec<crate::stats::sequential::Look>>,
+}
+
+impl SequentialSummary {
+    /// From a finished design; `stopped_after` the round of the stop,
+    /// `rounds_s` the seconds the rounds that ran took.
+    pub fn new(
+        s: &super::verdicts::Sequential,
+        stopped_after: Option<u32>,
+        rounds_s: f64,
+    ) -> SequentialSummary {
+        let max = s.max_rounds();
+        let run = s.rounds_run;
+        let early = stopped_after.is_some_and(|r| r < max);
+        let saved_rounds = max.saturating_sub(run);
+        SequentialSummary {
+            spending: "pocock",
+            max_rounds: max,
+            rounds_run: run,
+            first_look: s.bounds.first_look(),
+            stopped_early: early,
+            decided_on: if s.needs_pairwise {
+                "pairwise"
+            } else {
+                "verdicts"
+            },
+            saved_rounds,
+            saved_s: if run > 0 {
+                rounds_s / run as f64 * saved_rounds as f64
+            } else {
+                0.0
+            },
+            boundaries: s.bounds.looks.clone(),
+            pairwise_boundaries: s.pairwise_bounds.as_ref().map(|b| b.looks.clone()),
+        }
+    }
+
+    /// `stopped after round 5 of at most 10: every verdict was clear (saved ≈ 42.0s, 5 rounds)`.
+    pub fn describe(&self) -> String {
+        let first = self
+            .first_look
+            .map_or("no look can reach a verdict".to_string(), |r| {
+                format!("verdicts possible from round {r}")
+            });
+        if self.stopped_early {
+            format!(
+                "sequential (Pocock-type alpha spending, {first}): stopped after round {} of at most {}, every verdict the recommendation needs was clear; saved ≈ {} ({} rounds)",
+                self.rounds_run,
+                self.max_rounds,
+                super::plan::fmt_d(std::time::Duration::from_secs_f64(self.saved_s.max(0.0))),
+                self.saved_rounds
+            )
+        } else if self.rounds_run >= self.max_rounds {
+            format!(
+                "sequential (Pocock-type alpha spending, {first}): ran all {} rounds (the budget): not every verdict crossed its boundary",
+                self.max_rounds
+            )
+        } else {
+            format!(
+                "sequential (Pocock-type alpha spending, {first}): {} of at most {} rounds ran",
+                self.rounds_run, self.max_rounds
+            )
+        }
+    }
 }
 
 impl crate::export::Report for SweepReport {
@@ -154,7 +251,24 @@ fn document(r: &SweepReport) -> Document {
         d.table(t);
     }
     let alpha = 0.05 / r.workloads.len().max(1) as f64;
-    d.paragraph(format!(
+    if let Some(sq) = &r.sequential {
+        let levels: Vec<String> = sq
+            .boundaries
+            .iter()
+            .filter(|l| l.level > 0.0)
+            .map(|l| format!("round {} p ≤ {}", l.round, fmt_num(l.level)))
+            .collect();
+        d.paragraph(format!(
+            "Sequential design: after each round a verdict needs the rank test's p at most that look's level ({}; Pocock-type spending of {} = 0.05 over {} workload{} across all looks), the CI at 1 − level to exclude 1, and an effect of at least {}; a verdict reached at a look is kept; the {} objective decides.",
+            if levels.is_empty() { "no look can cross".to_string() } else { levels.join(", ") },
+            fmt_num(alpha),
+            r.workloads.len(),
+            if r.workloads.len() == 1 { "" } else { "s" },
+            pct(r.min_effect),
+            objective_name(r.objective)
+        ));
+    } else {
+        d.paragraph(format!(
         "Verdicts need a {} CI of the ratio to {} that excludes 1, an effect of at least {}, and an exact rank test p ≤ {} (0.05 over {} workload{}); the {} objective decides.",
         pct(1.0 - alpha),
         r.baseline,
@@ -164,6 +278,7 @@ fn document(r: &SweepReport) -> Document {
         if r.workloads.len() == 1 { "" } else { "s" },
         objective_name(r.objective)
     ));
+    }
     for v in r
         .verdicts
         .iter()
@@ -183,10 +298,14 @@ fn document(r: &SweepReport) -> Document {
         if let Some(p) = &v.p99 {
             parts.push(format!("p99 {}", ratio(p)));
         }
+        let at = v
+            .sequential
+            .map(|s| format!(", reached at {}", s.describe()))
+            .unwrap_or_default();
         d.note(
             tone,
             format!(
-                "{} vs {} on {}: {} ({})",
+                "{} vs {} on {}: {}{at} ({})",
                 v.candidate,
                 v.baseline,
                 v.workload,
@@ -255,6 +374,9 @@ fn overview(r: &SweepReport) -> KeyValues {
         ),
     );
     kv.add("Plan", r.plan.note.clone());
+    if let Some(sq) = &r.sequential {
+        kv.add("Design", sq.describe());
+    }
     kv.add("Files", r.files.describe());
     if let Some(o) = &r.oltp {
         let data = o
@@ -392,6 +514,9 @@ fn workload_table(
     cols.push(Column::num("p99", Some(lat.name)));
     cols.push(Column::num("95% CI", Some(lat.name)));
     cols.push(Column::text(format!("vs {}", r.baseline)));
+    if r.sequential.is_some() {
+        cols.push(Column::text("reached"));
+    }
     let mut t = Table::new(cols).titled(format!("{w} ({})", unit.label()));
     for c in cells {
         let s = &c.throughput.summary;
@@ -423,18 +548,29 @@ fn workload_table(
                 row.push(Cell::empty());
             }
         }
+        let verdict = r
+            .verdicts
+            .iter()
+            .find(|v| v.candidate == c.candidate && v.workload == w);
         row.push(if c.candidate == r.baseline {
             Cell::text("baseline").tone(Tone::Dim)
         } else {
-            match r
-                .verdicts
-                .iter()
-                .find(|v| v.candidate == c.candidate && v.workload == w)
-            {
+            match verdict {
                 Some(v) => verdict_cell(v.verdict),
                 None => Cell::text("-"),
             }
         });
+        if r.sequential.is_some() {
+            row.push(
+                match verdict
+                    .and_then(|v| v.sequential)
+                    .filter(|_| c.candidate != r.baseline)
+                {
+                    Some(s) => Cell::text(s.describe()),
+                    None => Cell::empty(),
+                },
+            );
+        }
         t.row(row);
     }
     t
@@ -560,6 +696,7 @@ mod tests {
             rotational: Some(false),
             hw_queues: Some(1),
             kernel_default: "none".into(),
+            class_schedulers: vec!["none".into(), "mq-deadline".into()],
         }];
         let o = Objective::Latency;
         let copts = CompareOpts::default();
@@ -579,13 +716,16 @@ mod tests {
             choose: false,
             seed: 1,
             resamples: 500,
-            plan: plan::plan(
-                5,
-                std::time::Duration::from_secs(1),
-                Default::default(),
-                None,
-                4,
-            )
+            plan: plan::plan(&plan::Request {
+                rounds: 5,
+                trial: std::time::Duration::from_secs(1),
+                warmup: Default::default(),
+                budget: None,
+                sequential: false,
+                workloads: &["mixed".to_string(), "oltp_read_write".to_string()],
+                candidates: &["none".to_string(), "mq-deadline".to_string()],
+                priority: &[],
+            })
             .unwrap(),
             files: FilePlan {
                 work_dir: "/mnt/x/.innotune-sweep.1".into(),
@@ -597,6 +737,8 @@ mod tests {
             },
             trials_run: trials.len(),
             elapsed_s: 179.6,
+            rounds_s: 170.0,
+            sequential: None,
             noise: noise(&results),
             results,
             verdicts: vs,
@@ -679,6 +821,52 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("p99 (ms)"), "{md}");
+    }
+
+    /// A sequential sweep's report names where it stopped, what that
+    /// saved, and the round of each verdict (text and JSON).
+    #[test]
+    fn sequential_report_names_the_round_of_each_verdict() {
+        let mut r = report();
+        let mut s = super::super::verdicts::Sequential::new(0.05, 2, 2, 10, false);
+        s.rounds_run = 5;
+        for (i, v) in r.verdicts.iter_mut().enumerate() {
+            v.sequential = Some(super::super::verdicts::Reached {
+                round: 5,
+                crossed: i == 0,
+                level: 0.0043,
+                ran_to_budget: false,
+            });
+        }
+        s.verdicts = r.verdicts.clone();
+        r.sequential = Some(SequentialSummary::new(&s, Some(5), 50.0));
+        let sq = r.sequential.as_ref().unwrap();
+        assert!(sq.stopped_early && sq.saved_rounds == 5);
+        assert!((sq.saved_s - 50.0).abs() < 1e-9);
+        let text = render(
+            &r,
+            &crate::export::text::Text::new(crate::output::Style::plain()),
+        );
+        assert!(
+            text.contains("stopped after round 5 of at most 10"),
+            "{text}"
+        );
+        assert!(text.contains("saved ≈ 50.0s (5 rounds)"), "{text}");
+        assert!(text.contains("reached at round 5"), "{text}");
+        assert!(
+            text.contains("open when the sweep stopped at round 5"),
+            "{text}"
+        );
+        assert!(text.contains("Sequential design"), "{text}");
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["sequential"]["rounds_run"], 5);
+        assert_eq!(j["sequential"]["spending"], "pocock");
+        assert_eq!(j["verdicts"][0]["sequential"]["round"], 5);
+        assert_eq!(j["verdicts"][0]["sequential"]["crossed"], true);
+        // Fixed designs keep their JSON: no sequential keys anywhere.
+        let fixed = serde_json::to_value(report()).unwrap();
+        assert!(fixed.get("sequential").is_none());
+        assert!(fixed["verdicts"][0].get("sequential").is_none());
     }
 
     #[test]

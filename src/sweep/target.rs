@@ -23,6 +23,9 @@ pub struct Device {
     pub hw_queues: Option<usize>,
     /// The scheduler the kernel picks for this device class, used to break ties.
     pub kernel_default: String,
+    /// Schedulers check's class rule accepts for this device, preferred
+    /// first (what a too-small budget tests first, with the kernel default).
+    pub class_schedulers: Vec<String>,
 }
 
 pub fn attr(name: &str, a: &str) -> String {
@@ -47,14 +50,22 @@ pub fn kernel_default(name: &str, rotational: Option<bool>, hw_queues: Option<us
 
 /// A device as sweep sees it, from the host model's queue; `None` when it
 /// has no scheduler to switch (bio-based dm and md print a bare `none`).
-fn from_queue(name: &str, q: &Queue) -> Option<Device> {
+fn from_queue(d: &crate::model::stack::StackDevice, q: &Queue) -> Option<Device> {
+    let name = d.name.as_str();
     if !q.switchable() {
         return None;
     }
     let rotational = q.rotational.value().copied();
     let hw_queues = q.hw_queues.value().map(|v| *v as usize);
+    let default = kernel_default(name, rotational, hw_queues);
+    let class =
+        crate::model::block::classify(d.kind, rotational, d.model.value().map(|m| m.as_str()));
     Some(Device {
-        kernel_default: kernel_default(name, rotational, hw_queues),
+        class_schedulers: crate::check::rules::scheduler::accepted_for(class, &default)
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        kernel_default: default,
         name: name.to_string(),
         offered: q.schedulers_available.value()?.clone(),
         scheduler: q.scheduler.value()?.clone(),
@@ -72,7 +83,7 @@ pub fn devices_under(host: &Host, path: &Path) -> Result<(Vec<String>, Vec<Devic
     let stack = walked.names();
     let mut devices: Vec<Device> = Vec::new();
     for d in &walked.devices {
-        let Some(dev) = d.queue.as_ref().and_then(|q| from_queue(&d.name, q)) else {
+        let Some(dev) = d.queue.as_ref().and_then(|q| from_queue(d, q)) else {
             continue;
         };
         if !devices.iter().any(|x| x.name == dev.name) {
@@ -146,6 +157,7 @@ mod tests {
             rotational: None,
             hw_queues: None,
             kernel_default: "none".into(),
+            class_schedulers: vec!["none".into()],
         };
         let all = || vec![dev("loop0"), dev("vda")];
         let p = Path::new("/data");

@@ -4,6 +4,7 @@
 use super::cli::Objective;
 use super::plan::Candidate;
 use super::trials::{Metric, Trial, Unit};
+use crate::stats::sequential::Boundaries;
 use crate::stats::{self, compare, CompareOpts, Comparison, Summary, Verdict};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -98,6 +99,38 @@ pub struct WorkloadVerdict {
     /// ms of p99, computed per trial. Absent without latencies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub balanced: Option<Comparison>,
+    /// Sequential designs only: at which look the verdict was reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<Reached>,
+}
+
+/// Where a verdict of a sequential design was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Reached {
+    /// Round (1-based) of the look the verdict rests on: where it crossed
+    /// its boundary, else the last round run.
+    pub round: u32,
+    /// It crossed its boundary at `round` (`better` or `worse`).
+    pub crossed: bool,
+    /// The look's nominal level: the rank test's p had to be at most this,
+    /// and the CI is at 1 − this (0: this look could not cross).
+    pub level: f64,
+    /// It never crossed and every planned round ran: a tie that used the
+    /// whole budget.
+    pub ran_to_budget: bool,
+}
+
+impl Reached {
+    /// `round 5`, `ran to the budget (10 rounds)`, `open when the sweep stopped at round 6`.
+    pub fn describe(&self) -> String {
+        if self.crossed {
+            format!("round {}", self.round)
+        } else if self.ran_to_budget {
+            format!("ran to the budget ({} rounds)", self.round)
+        } else {
+            format!("open when the sweep stopped at round {}", self.round)
+        }
+    }
 }
 
 impl WorkloadVerdict {
@@ -286,6 +319,7 @@ fn judge(
         bandwidth,
         p99,
         balanced,
+        sequential: None,
     }
 }
 
@@ -299,11 +333,24 @@ pub fn verdicts(
     objective: Objective,
     opts: &CompareOpts,
 ) -> Vec<WorkloadVerdict> {
-    let base = &cands[reference].label;
     let opts = CompareOpts {
         alpha: opts.alpha / workloads.len().max(1) as f64,
         ..*opts
     };
+    verdicts_at(trials, cands, reference, workloads, objective, &opts)
+}
+
+/// [`verdicts`] with `opts.alpha` the level of each comparison (already
+/// corrected for the workloads).
+fn verdicts_at(
+    trials: &[Trial],
+    cands: &[Candidate],
+    reference: usize,
+    workloads: &[String],
+    objective: Objective,
+    opts: &CompareOpts,
+) -> Vec<WorkloadVerdict> {
+    let base = &cands[reference].label;
     let mut out = Vec::new();
     for (wi, w) in workloads.iter().enumerate() {
         let unit = unit_of(trials, w);
@@ -316,7 +363,7 @@ pub fn verdicts(
                     w,
                     unit,
                     objective,
-                    &opts,
+                    opts,
                     &[2, wi, ci],
                 ));
             }
@@ -353,6 +400,17 @@ pub fn pairwise(
         alpha: pairwise_alpha(opts.alpha, workloads.len(), settings),
         ..*opts
     };
+    pairwise_at(trials, cands, workloads, objective, &opts)
+}
+
+/// [`pairwise`] with `opts.alpha` the level of each comparison.
+fn pairwise_at(
+    trials: &[Trial],
+    cands: &[Candidate],
+    workloads: &[String],
+    objective: Objective,
+    opts: &CompareOpts,
+) -> Vec<WorkloadVerdict> {
     let mut out = Vec::new();
     for (wi, w) in workloads.iter().enumerate() {
         let unit = unit_of(trials, w);
@@ -368,13 +426,167 @@ pub fn pairwise(
                     w,
                     unit,
                     objective,
-                    &opts,
+                    opts,
                     &[3, wi, i, j],
                 ));
             }
         }
     }
     out
+}
+
+/// A group-sequential sweep's verdicts, look by look (see
+/// [`crate::stats::sequential`] for the boundaries). A comparison that
+/// crosses its boundary at a look keeps that verdict, computed on the
+/// rounds up to that look; the others are tested again at the next look.
+/// The sweep stops when every comparison the recommendation needs has
+/// crossed: the verdicts against the current setting, or with `--choose`
+/// and an unmeasured current setting, the pairwise ones.
+///
+/// Multiplicity across workloads and settings is as in the fixed design:
+/// each comparison's sequential test runs at alpha / W ([`verdicts`]) or
+/// [`pairwise_alpha`] ([`pairwise`]), and the spending bounds each one's
+/// error over all looks, so the union bound over comparisons holds as
+/// before.
+#[derive(Debug, Clone)]
+pub struct Sequential {
+    pub bounds: Boundaries,
+    pub pairwise_bounds: Option<Boundaries>,
+    /// The recommendation rests on `pairwise` (else on `verdicts`).
+    pub needs_pairwise: bool,
+    pub verdicts: Vec<WorkloadVerdict>,
+    pub pairwise: Vec<WorkloadVerdict>,
+    pub rounds_run: u32,
+}
+
+impl Sequential {
+    /// Boundaries for up to `max_rounds` rounds at the fixed design's
+    /// alphas; `pairwise` with `--choose` and an unmeasured current
+    /// setting.
+    pub fn new(
+        alpha: f64,
+        workloads: usize,
+        settings: usize,
+        max_rounds: u32,
+        pairwise: bool,
+    ) -> Sequential {
+        Sequential {
+            bounds: Boundaries::new(alpha / workloads.max(1) as f64, max_rounds),
+            pairwise_bounds: pairwise
+                .then(|| Boundaries::new(pairwise_alpha(alpha, workloads, settings), max_rounds)),
+            needs_pairwise: pairwise,
+            verdicts: Vec::new(),
+            pairwise: Vec::new(),
+            rounds_run: 0,
+        }
+    }
+
+    pub fn max_rounds(&self) -> u32 {
+        self.bounds.max_rounds
+    }
+
+    /// Look after `round` rounds (1-based) of `trials`; true when every
+    /// comparison the recommendation needs has crossed its boundary (the
+    /// sweep may stop).
+    #[allow(clippy::too_many_arguments)]
+    pub fn look(
+        &mut self,
+        trials: &[Trial],
+        cands: &[Candidate],
+        reference: usize,
+        workloads: &[String],
+        objective: Objective,
+        opts: &CompareOpts,
+        round: u32,
+    ) -> bool {
+        self.rounds_run = round;
+        let last = round >= self.max_rounds();
+        let v = &self.bounds;
+        if v.level(round) > 0.0 || last {
+            let fresh =
+                |o: &CompareOpts| verdicts_at(trials, cands, reference, workloads, objective, o);
+            merge(&mut self.verdicts, v, round, opts, fresh);
+        }
+        if let Some(b) = &self.pairwise_bounds {
+            if b.level(round) > 0.0 || last {
+                let fresh = |o: &CompareOpts| pairwise_at(trials, cands, workloads, objective, o);
+                merge(&mut self.pairwise, b, round, opts, fresh);
+            }
+        }
+        let needed = if self.needs_pairwise {
+            &self.pairwise
+        } else {
+            &self.verdicts
+        };
+        !needed.is_empty()
+            && needed
+                .iter()
+                .all(|v| v.sequential.is_some_and(|r| r.crossed))
+    }
+
+    /// The verdicts to report: crossed ones as reached, the others from the
+    /// last look.
+    pub fn finish(mut self) -> Sequential {
+        let all = self.rounds_run >= self.max_rounds();
+        for v in self.verdicts.iter_mut().chain(self.pairwise.iter_mut()) {
+            if let Some(r) = v.sequential.as_mut() {
+                if !r.crossed {
+                    r.round = self.rounds_run;
+                    r.ran_to_budget = all;
+                }
+            }
+        }
+        self
+    }
+}
+
+/// Test again every comparison of `state` that has not crossed, at the
+/// look's level; freeze the ones that cross now.
+fn merge(
+    state: &mut Vec<WorkloadVerdict>,
+    bounds: &Boundaries,
+    round: u32,
+    opts: &CompareOpts,
+    fresh: impl Fn(&CompareOpts) -> Vec<WorkloadVerdict>,
+) {
+    let level = bounds.level(round);
+    // A last look without a boundary (everything spent earlier) is
+    // reported at the family's alpha, but can cross nothing.
+    let alpha = if level > 0.0 { level } else { bounds.alpha };
+    let now = fresh(&CompareOpts { alpha, ..*opts });
+    if state.is_empty() {
+        // First look: nothing has crossed yet.
+        state.extend(now.iter().cloned());
+    }
+    for (old, mut new) in state.iter_mut().zip(now) {
+        if old.sequential.is_some_and(|r| r.crossed) {
+            continue;
+        }
+        let crossed = level > 0.0 && new.verdict != Verdict::NoSignificantDifference;
+        if !crossed {
+            new.verdict = Verdict::NoSignificantDifference;
+            if level == 0.0 {
+                for c in [
+                    Some(&mut new.throughput.comparison),
+                    new.bandwidth.as_mut(),
+                    new.p99.as_mut(),
+                    new.balanced.as_mut(),
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    c.verdict = Verdict::NoSignificantDifference;
+                }
+            }
+        }
+        new.sequential = Some(Reached {
+            round,
+            crossed,
+            level,
+            ran_to_budget: false,
+        });
+        *old = new;
+    }
 }
 
 /// The run's noise, said plainly: CV of each metric across cells. IOPS
@@ -612,6 +824,122 @@ pub(crate) mod tests {
         assert!(cj.get("bandwidth_bytes_per_s").is_none());
         let n = noise(&c);
         assert!(n.tps_cv_median.is_some() && n.iops_cv_median.is_some());
+    }
+
+    /// Run a simulated sequential sweep of `cands` on one workload: each
+    /// round draws one trial per candidate from `draw(candidate, rng)`
+    /// (IOPS; p99 fixed), looks, and stops when the design says so.
+    /// Returns the design and the rounds run.
+    fn simulate_sequential(
+        cands: &[Candidate],
+        max_rounds: u32,
+        objective: Objective,
+        seed: u64,
+        bounds: &Sequential,
+        draw: &dyn Fn(usize, &mut SmallRng) -> (f64, f64),
+    ) -> Sequential {
+        let ws = vec!["w".to_string()];
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut s = bounds.clone();
+        let opts = CompareOpts {
+            seed,
+            resamples: 2000,
+            ..Default::default()
+        };
+        let mut trials = vec![];
+        for r in 0..max_rounds {
+            for (i, c) in cands.iter().enumerate() {
+                let (iops, p99) = draw(i, &mut rng);
+                trials.push(bench_trial(r, &c.label, "w", iops, p99));
+            }
+            if s.look(&trials, cands, 0, &ws, objective, &opts, r + 1) {
+                break;
+            }
+        }
+        s.finish()
+    }
+
+    /// A large consistent effect (+50% IOPS, 5% noise) is declared at the
+    /// earliest look the design allows (round 5 of 10 at alpha 0.05), and
+    /// the sweep stops there; the verdict names its round.
+    #[test]
+    fn large_consistent_effect_stops_at_the_earliest_round() {
+        let cands = [cand("none", "none"), cand("mq-deadline", "mq-deadline")];
+        let fresh = Sequential::new(0.05, 1, 2, 10, false);
+        let first = fresh.bounds.first_look().unwrap();
+        assert_eq!(first, 5);
+        for seed in 0..20u64 {
+            let s = simulate_sequential(
+                &cands,
+                10,
+                Objective::Throughput,
+                seed,
+                &fresh,
+                &|i, rng| {
+                    let base = if i == 0 { 1000.0 } else { 1500.0 };
+                    (base * (1.0 + 0.05 * stats::tests::normal(rng)), 100.0)
+                },
+            );
+            assert_eq!(s.rounds_run, first, "seed {seed}: {:?}", s.verdicts[0]);
+            let v = &s.verdicts[0];
+            assert_eq!(v.verdict, Verdict::Better);
+            let r = v.sequential.unwrap();
+            assert!(r.crossed && r.round == first && !r.ran_to_budget, "{r:?}");
+            assert!(v.throughput.comparison.p_value <= r.level);
+            assert_eq!(r.describe(), "round 5");
+        }
+        // Ties run to the budget and say so.
+        let s = simulate_sequential(&cands, 10, Objective::Throughput, 1, &fresh, &|_, rng| {
+            (1000.0 * (1.0 + 0.05 * stats::tests::normal(rng)), 100.0)
+        });
+        assert_eq!(s.rounds_run, 10);
+        let r = s.verdicts[0].sequential.unwrap();
+        if s.verdicts[0].verdict == Verdict::NoSignificantDifference {
+            assert!(!r.crossed && r.ran_to_budget && r.round == 10, "{r:?}");
+            assert_eq!(r.describe(), "ran to the budget (10 rounds)");
+        }
+        let j = serde_json::to_value(&s.verdicts[0]).unwrap();
+        assert_eq!(j["sequential"]["round"], 10, "{j}");
+    }
+
+    /// The 400-seed A/A check of the fixed design (stats::compare), for the
+    /// sequential one: no effect, up to 10 looks, the whole verdict rule
+    /// (rank test at the look's level, CI, minimum effect) on the balanced
+    /// composite and on IOPS, at 5% and 20% noise: at most 5% of runs
+    /// reach any verdict at any look.
+    #[test]
+    fn a_a_false_positives_at_most_5_percent_over_all_looks() {
+        let cands = [cand("none#1", "none"), cand("none#2", "none")];
+        let fresh = Sequential::new(0.05, 1, 1, 10, false);
+        for noise in [0.05, 0.20] {
+            for objective in [Objective::Throughput, Objective::Balanced] {
+                let seeds = 400u64;
+                let mut fp = 0;
+                for seed in 0..seeds {
+                    let s = simulate_sequential(
+                        &cands,
+                        10,
+                        objective,
+                        30_000 + seed,
+                        &fresh,
+                        &|_, rng| {
+                            (
+                                1000.0 * (1.0 + noise * stats::tests::normal(rng)),
+                                100.0 * (1.0 + noise * stats::tests::normal(rng)),
+                            )
+                        },
+                    );
+                    fp += (s.verdicts[0].verdict != Verdict::NoSignificantDifference) as u32;
+                }
+                eprintln!(
+                    "sequential A/A, noise {noise}, {objective:?}: {fp}/{seeds} runs flagged"
+                );
+                assert!(
+                    fp as f64 <= 0.05 * seeds as f64,
+                    "noise {noise} {objective:?}: {fp}/{seeds}"
+                );
+            }
+        }
     }
 
     #[test]

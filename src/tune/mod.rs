@@ -386,24 +386,52 @@ fn sweep(
     so.size = Some(opts.sweep_file_size());
     so.budget = Some(share);
     so.choose = true;
-    // As many workloads as fit 4 rounds of 1 s trials of every candidate.
+    // The most telling workloads that fit: as many as fit with every
+    // candidate at its workloads' minimum trial length (plan::min_trial),
+    // else as many as fit with fewer candidates (the plan then tests the
+    // current setting, the kernel default and the class rule's choice),
+    // else the first single workload that fits at all.
     let (_, devices) = crate::sweep::target::devices_under(host, path)?;
-    let cands = crate::sweep::plan::candidates(&so, &devices)?.len().max(1);
-    let per = 4.0 * cands as f64 * 1.5;
-    let k = ((share.as_secs_f64() / per).floor() as usize).clamp(1, SWEEP_WORKLOADS.len());
-    so.workloads = SWEEP_WORKLOADS[..k].iter().map(|s| s.to_string()).collect();
-    if share.as_secs_f64() < per * 0.8 {
-        // Not even one workload fits at 1 s trials: fewer candidates
-        // would be a different question; say so instead.
-        anyhow::bail!(Fix::new(
-            format!(
-                "{} s left for the sweep, {cands} schedulers need about {:.0} s",
-                share.as_secs(),
-                per
-            ),
-            "give a longer --budget"
-        ));
-    }
+    let cands = crate::sweep::plan::candidates(&so, &devices)?;
+    let labels: Vec<String> = cands.iter().map(|c| c.label.clone()).collect();
+    let priority = crate::sweep::plan::priority(&cands, &devices);
+    let try_plan = |ws: &[&str]| {
+        let ws: Vec<String> = ws.iter().map(|s| s.to_string()).collect();
+        crate::sweep::plan::plan(&crate::sweep::plan::Request {
+            rounds: so.rounds,
+            trial: so.trial,
+            warmup: so.warmup,
+            budget: so.budget,
+            sequential: so.sequential,
+            workloads: &ws,
+            candidates: &labels,
+            priority: &priority,
+        })
+    };
+    let prefixes: Vec<&[&str]> = (1..=SWEEP_WORKLOADS.len())
+        .rev()
+        .map(|k| &SWEEP_WORKLOADS[..k])
+        .collect();
+    let chosen: Vec<&str> = prefixes
+        .iter()
+        .find(|ws| try_plan(ws).is_ok_and(|p| p.skipped.is_empty()))
+        .or_else(|| prefixes.iter().find(|ws| try_plan(ws).is_ok()))
+        .map(|ws| ws.to_vec())
+        .or_else(|| {
+            SWEEP_WORKLOADS
+                .iter()
+                .find(|w| try_plan(&[**w]).is_ok())
+                .map(|w| vec![*w])
+        })
+        .ok_or_else(|| {
+            // Not even one workload fits with two candidates: the plan's
+            // error names the budget it needs.
+            try_plan(&SWEEP_WORKLOADS[..1])
+                .err()
+                .unwrap_or_else(|| anyhow::anyhow!("internal: no sweep workload fits"))
+                .context(format!("{} s left for the sweep", share.as_secs()))
+        })?;
+    so.workloads = chosen.iter().map(|s| s.to_string()).collect();
     let c = *clock;
     so.progress = Progress::Callback(Arc::new(move |e: &Event| {
         say(&c, "sweep", &e.message());

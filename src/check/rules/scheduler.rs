@@ -40,18 +40,25 @@ impl Class {
 
     /// Schedulers the class rule accepts, preferred first.
     fn accepted(self, d: &DeviceFacts) -> Vec<&'static str> {
-        match self {
-            Class::Nvme => vec!["none"],
-            Class::SataSsd => vec!["mq-deadline", "none"],
-            Class::Hdd => vec!["mq-deadline"],
-            Class::Loop => vec!["none", "mq-deadline"],
-            // Whatever the kernel gives this queue by default first.
-            Class::Virtual | Class::Other => {
-                if kernel_default(d).as_deref() == Some("none") {
-                    vec!["none", "mq-deadline"]
-                } else {
-                    vec!["mq-deadline", "none"]
-                }
+        accepted_for(self, kernel_default(d).as_deref().unwrap_or("mq-deadline"))
+    }
+}
+
+/// Schedulers the class rule accepts for a disk of `class` whose queue the
+/// kernel gives `kernel_default`, preferred first (also what a sweep with
+/// too small a budget tests first).
+pub fn accepted_for(class: Class, kernel_default: &str) -> Vec<&'static str> {
+    match class {
+        Class::Nvme => vec!["none"],
+        Class::SataSsd => vec!["mq-deadline", "none"],
+        Class::Hdd => vec!["mq-deadline"],
+        Class::Loop => vec!["none", "mq-deadline"],
+        // Whatever the kernel gives this queue by default first.
+        Class::Virtual | Class::Other => {
+            if kernel_default == "none" {
+                vec!["none", "mq-deadline"]
+            } else {
+                vec!["mq-deadline", "none"]
             }
         }
     }

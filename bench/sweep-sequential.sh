@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Fixed versus sequential sweep on the `mixed` workload (16 KiB random reads
+# at depth 1 while a 1 MiB sequential writer runs), none vs mq-deadline,
+# switching only the disk under a loop device's backing file (LAYER=disk of
+# bench/sweep-mixed.sh: `--device <disk>`). Each of N runs does, in
+# alternating order, a fixed 5-round sweep of 8 s trials and a sequential
+# sweep (`--sequential`, at most 8 rounds of SEQ_TRIAL trials: with 8 the first look is round 4), and records
+# the wall time of each, the time of its rounds, the round at which the
+# sequential verdict arrived, the answer of each, and the load average.
+# Appends the table, the medians and the exact commands to bench/RESULTS.md.
+# Every run checks that the disk is back on the scheduler it had.
+#
+# Usage (as root): bench/sweep-sequential.sh [N] [SEQ_TRIAL]   (defaults 10, 4s: the mixed workload's measured minimum)
+set -euo pipefail
+N=${1:-10}
+SEQ_TRIAL=${2:-4s}
+HERE=$(cd "$(dirname "$0")" && pwd)
+INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$HERE/../target}/release/innotune}
+WORK=$(mktemp -d /var/tmp/innotune-sweep-seq.XXXXXX)
+export INNOTUNE_STATE_DIR=${INNOTUNE_STATE_DIR:-$WORK/state}
+LOOP=""
+cleanup() {
+  set +e
+  for _ in $(seq 40); do mountpoint -q "$WORK/mnt" || break; umount "$WORK/mnt" 2>/dev/null || sleep 0.25; done
+  if [ -n "$LOOP" ]; then echo none > "/sys/block/$(basename "$LOOP")/queue/scheduler"; losetup -d "$LOOP"; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+truncate -s 3G "$WORK/backing"
+LOOP=$(losetup --direct-io=on -f --show "$WORK/backing")
+mkfs.ext4 -q "$LOOP"
+mkdir "$WORK/mnt"
+mount "$LOOP" "$WORK/mnt"
+SRC=$(findmnt -no SOURCE -T "$WORK/backing")
+PARENT=$(lsblk -no PKNAME "$SRC" | head -1)
+DISK=${PARENT:-$(basename "$SRC")}
+active() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$DISK/queue/scheduler"; }
+BEFORE=$(active)
+COMMON=(--device "$DISK" --schedulers none,mq-deadline --workload mixed --objective latency --warmup 1s --choose)
+FIXED=(--rounds 5 --trial 8s)
+SEQ=(--sequential --rounds 8 --trial "$SEQ_TRIAL")
+run() { # name, args...
+  local name=$1; shift
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$INNOTUNE" --format json sweep "$WORK/mnt" "${COMMON[@]}" "$@" > "$WORK/$name.json" || [ $? -eq 1 ]
+  t1=$(date +%s.%N)
+  echo "$t0 $t1 $(cut -d' ' -f1-3 /proc/loadavg) $(active)" > "$WORK/$name.meta"
+  if [ "$(active)" != "$BEFORE" ]; then
+    echo "sweep-sequential: $DISK is on $(active) after $name, was $BEFORE" >&2
+    exit 1
+  fi
+}
+for i in $(seq 1 "$N"); do
+  if [ $((i % 2)) -eq 1 ]; then
+    run "fixed.$i" "${FIXED[@]}"; run "seq.$i" "${SEQ[@]}"
+  else
+    run "seq.$i" "${SEQ[@]}"; run "fixed.$i" "${FIXED[@]}"
+  fi
+  echo "run $i/$N done" >&2
+done
+CMD_FIXED="innotune sweep MNT ${COMMON[*]} ${FIXED[*]}"
+CMD_SEQ="innotune sweep MNT ${COMMON[*]} ${SEQ[*]}"
+python3 - "$WORK" "$HERE/RESULTS.md" "$N" "$CMD_FIXED" "$CMD_SEQ" "$DISK" "$BEFORE" "$SEQ_TRIAL" <<'PY'
+import json, sys, time, statistics as st
+work, results, n, cmd_fixed, cmd_seq, disk, before, seq_trial = sys.argv[1:9]
+n = int(n)
+def load(name):
+    r = json.load(open(f"{work}/{name}.json"))["result"]
+    t0, t1, l1, l5, l15, after = open(f"{work}/{name}.meta").read().split()
+    return r, float(t1) - float(t0), f"{l1} {l5} {l15}", after
+def answer(r):
+    rec = r["recommendation"]
+    v = r["verdicts"][0]
+    return f"{rec['action']} {rec.get('setting', 'current')} (p99 {v['verdict']})"
+rows, ratios, rratios, same, rounds = [], [], [], 0, []
+for i in range(1, n + 1):
+    f, fw, fl, fa = load(f"fixed.{i}")
+    s, sw, sl, sa = load(f"seq.{i}")
+    sq = s["sequential"]
+    v = s["verdicts"][0]
+    reached = v["sequential"]
+    at = f"round {reached['round']}" if reached["crossed"] else f"none (ran {sq['rounds_run']} rounds)"
+    rounds.append(sq["rounds_run"])
+    ratios.append(fw / sw)
+    rratios.append(f["rounds_s"] / s["rounds_s"])
+    same += answer(f) == answer(s)
+    fp = f["verdicts"][0]["p99"]; sp = v["p99"]
+    rows.append(f"| {i} | {'fixed first' if i % 2 else 'sequential first'} | {fw:.0f} | {f['rounds_s']:.0f} | {answer(f)}, ratio {fp['ratio']:.2f}, p {fp['p_value']:.4f} | {sw:.0f} | {s['rounds_s']:.0f} | {at} | {answer(s)}, ratio {sp['ratio']:.2f}, p {sp['p_value']:.4f} ≤ {reached['level']:.4f} | {fw/sw:.2f}× | {fl} / {sl} | {fa}, {sa} |")
+out = [f"\n## sweep, fixed vs sequential, mixed workload, none vs mq-deadline on {disk} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n",
+       f"{n} runs, each a fixed 5-round sweep of 8 s trials and a sequential sweep (at most 8 rounds of {seq_trial} trials), in alternating order, on a fresh loop device whose backing file is on {disk}; only {disk} is switched (was {before}). "
+       "Wall = the whole command (layout of the 2 GiB of work files included); rounds = `rounds_s`, first trial to last.\n",
+       "| run | order | fixed wall s | fixed rounds s | fixed answer | sequential wall s | sequential rounds s | verdict reached at | sequential answer | wall ratio | load avg (fixed / seq) | scheduler after |",
+       "|---:|---|---:|---:|---|---:|---:|---|---|---:|---|---|"] + rows
+out.append(f"\nSame answer in **{same} of {n}** runs. Wall time fixed/sequential: median **{st.median(ratios):.2f}×** (min {min(ratios):.2f}×, max {max(ratios):.2f}×); rounds only: median **{st.median(rratios):.2f}×** (min {min(rratios):.2f}×). Sequential rounds run: {', '.join(map(str, rounds))}.\n")
+out.append(f"Reproduce (as root): `bench/sweep-sequential.sh {n} {seq_trial}`, which runs `{cmd_fixed}` and `{cmd_seq}` on a fresh loop device.\n")
+open(results, "a").write("\n".join(out) + "\n")
+print("\n".join(out))
+PY
