@@ -98,7 +98,7 @@ impl Ring {
             Err(_) => (IoUring::new(entries).ok()?, false),
         };
         let free: Vec<AlignedBuf> = (0..pool_size(checkers))
-            .map(|_| AlignedBuf::new(CHUNK))
+            .map(|_| AlignedBuf::new_huge(CHUNK))
             .collect();
         let addrs: Vec<usize> = free.iter().map(|b| b.as_mut_ptr() as usize).collect();
         let iovecs: Vec<libc::iovec> = free
