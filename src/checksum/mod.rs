@@ -14,6 +14,7 @@ pub mod reader;
 pub mod record;
 pub mod render;
 pub mod report;
+mod ring;
 pub mod scan;
 
 use crate::error::Fix;
@@ -120,7 +121,7 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         direct: args.direct,
         mode: args.algorithm,
     };
-    let results = reader::run(&targets, opts, &|n| bar.inc(n));
+    let (results, read_path) = reader::run(&targets, opts, &|n| bar.inc(n));
     let seconds = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
 
@@ -200,6 +201,7 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         algorithm: args.algorithm,
         threads,
         direct: args.direct,
+        reader: read_path,
         exceeded: totals.bad > args.allow_mismatches,
         files: reports,
         bad_pages,

@@ -9,6 +9,10 @@
 //! meanwhile. So I/O overlaps with checking, and threads spread across files
 //! and within large files. `--direct` opens with O_DIRECT (aligned buffers,
 //! aligned offsets), so a cold scan neither fills nor trusts the page cache.
+//! With `--direct` and io_uring available, one reader ([`super::ring`])
+//! replaces the prefetch threads: several large reads in flight, in file
+//! order, each chunk handed to the least busy checker; the pread threads
+//! remain the fallback.
 //! Without `--direct`, spans the page cache already holds whole are mapped
 //! instead of read (`map_resident`): a warm scan then copies nothing.
 //!
@@ -44,6 +48,8 @@ const BUFFERS_PER_READER: usize = 3;
 /// checker ran at ~1.0–1.2 GB/s where fio's 8 MiB reads at depth 4 ran at
 /// 1.7–1.9 GB/s.
 const DIRECT_READERS: usize = 2;
+/// Shards whose file a checker keeps at hand for re-reads (see `check`).
+const FILES_KEPT: usize = 4;
 const DIRECT_SHARD_BYTES: u64 = 4 * CHUNK_BYTES as u64;
 /// Re-reads of a mismatching page when a server is live on the file.
 pub const LIVE_REREADS: u32 = 5;
@@ -126,10 +132,10 @@ pub struct ShardResult {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Shard {
-    file: usize,
-    first: u64,
-    end: u64,
+pub(super) struct Shard {
+    pub(super) file: usize,
+    pub(super) first: u64,
+    pub(super) end: u64,
 }
 
 use crate::aligned::AlignedBuf;
@@ -179,7 +185,7 @@ pub fn shared_lock(f: &File) -> bool {
 
 /// Fill `buf` from `off`, looping over short reads; returns bytes read (less
 /// than `buf.len()` only at end of file).
-fn read_full(f: &File, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+pub(super) fn read_full(f: &File, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {
         match f.read_at(&mut buf[done..], off + done as u64) {
@@ -194,7 +200,7 @@ fn read_full(f: &File, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
 
 /// A chunk's bytes: read into one of the worker's buffers, or mapped
 /// straight from the page cache (see [`map_resident`]).
-enum ChunkData {
+pub(super) enum ChunkData {
     Buf(AlignedBuf),
     Map { map: memmap2::Mmap, skip: usize },
 }
@@ -208,7 +214,7 @@ impl ChunkData {
     }
 }
 
-enum Msg {
+pub(super) enum Msg {
     Start {
         shard: usize,
         file: Arc<File>,
@@ -256,28 +262,75 @@ fn make_shards(targets: &[Target], threads: usize, direct: bool) -> Vec<Shard> {
     shards
 }
 
+/// How the pages were read (reported, so a run says which path it measured).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadPath {
+    /// `--direct` through io_uring (see [`super::ring`]).
+    IoUring,
+    /// `--direct` through blocking preads: io_uring unavailable or refused.
+    Pread,
+    /// Without `--direct`: mapped from or read through the page cache.
+    PageCache,
+}
+
 /// Check every target; `on_bytes` is called after each chunk (progress).
-pub fn run(targets: &[Target], opts: Options, on_bytes: &(dyn Fn(u64) + Sync)) -> Vec<ShardResult> {
+pub fn run(
+    targets: &[Target],
+    opts: Options,
+    on_bytes: &(dyn Fn(u64) + Sync),
+) -> (Vec<ShardResult>, ReadPath) {
     let shards = make_shards(targets, opts.threads.max(1), opts.direct);
     let workers = opts.threads.max(1).min(shards.len().max(1));
     let next = AtomicUsize::new(0);
     let mut results: Vec<ShardResult> = Vec::new();
+    let ring = if opts.direct {
+        super::ring::Ring::new(workers)
+    } else {
+        None
+    };
+    let path = match (&ring, opts.direct) {
+        (Some(_), _) => ReadPath::IoUring,
+        (None, true) => ReadPath::Pread,
+        (None, false) => ReadPath::PageCache,
+    };
     std::thread::scope(|s| {
         let mut handles = Vec::new();
-        let readers = if opts.direct { DIRECT_READERS } else { 1 };
-        for _ in 0..workers {
-            let (full_tx, full_rx) = mpsc::sync_channel::<Msg>(BUFFERS_PER_READER * readers + 2);
+        if let Some(ring) = ring {
+            // One reader, one stream in file order, feeding every checker.
             let (empty_tx, empty_rx) = mpsc::channel::<AlignedBuf>();
-            let empty_rx = Arc::new(std::sync::Mutex::new(empty_rx));
-            let shards = &shards;
-            let next = &next;
-            for _ in 0..readers {
-                let (tx, rx) = (full_tx.clone(), empty_rx.clone());
-                s.spawn(move || prefetch(targets, shards, next, opts, tx, &rx));
+            let mut outs = Vec::new();
+            for _ in 0..workers {
+                let (full_tx, full_rx) = mpsc::sync_channel::<Msg>(super::ring::CHANNEL);
+                outs.push(full_tx);
+                let (shards, empty_tx) = (&shards, empty_tx.clone());
+                handles.push(
+                    s.spawn(move || check(targets, shards, opts, full_rx, empty_tx, on_bytes)),
+                );
             }
-            drop(full_tx);
-            handles
-                .push(s.spawn(move || check(targets, shards, opts, full_rx, empty_tx, on_bytes)));
+            drop(empty_tx);
+            let (shards, next) = (&shards, &next);
+            s.spawn(move || {
+                super::ring::Reader::new(ring, targets, shards, next, opts, outs, empty_rx).run()
+            });
+        } else {
+            let readers = if opts.direct { DIRECT_READERS } else { 1 };
+            for _ in 0..workers {
+                let (full_tx, full_rx) =
+                    mpsc::sync_channel::<Msg>(BUFFERS_PER_READER * readers + 2);
+                let (empty_tx, empty_rx) = mpsc::channel::<AlignedBuf>();
+                let empty_rx = Arc::new(std::sync::Mutex::new(empty_rx));
+                let shards = &shards;
+                let next = &next;
+                for _ in 0..readers {
+                    let (tx, rx) = (full_tx.clone(), empty_rx.clone());
+                    s.spawn(move || prefetch(targets, shards, next, opts, tx, &rx));
+                }
+                drop(full_tx);
+                handles.push(
+                    s.spawn(move || check(targets, shards, opts, full_rx, empty_tx, on_bytes)),
+                );
+            }
         }
         for h in handles {
             match h.join() {
@@ -287,7 +340,7 @@ pub fn run(targets: &[Target], opts: Options, on_bytes: &(dyn Fn(u64) + Sync)) -
         }
     });
     results.sort_by_key(|r| r.file);
-    results
+    (results, path)
 }
 
 fn prefetch(
@@ -558,8 +611,9 @@ fn check(
                 out[i].1.direct_unsupported = direct_unsupported;
                 files.retain(|(s, _)| *s != shard);
                 files.push((shard, file));
-                // Keep only the current shards' files open (one per reader).
-                if files.len() > DIRECT_READERS {
+                // Keep only the current shards' files open (one per reader;
+                // the ring reader's reads in flight may span a few shards).
+                if files.len() > FILES_KEPT {
                     files.remove(0);
                 }
             }
