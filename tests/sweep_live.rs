@@ -680,10 +680,7 @@ fn sequential_sweep_stops_early_on_a_clear_difference() {
         assert_eq!(r["trials_run"], 16, "{r:#}");
         for v in r["verdicts"].as_array().unwrap() {
             let s = &v["sequential"];
-            assert!(
-                s["ran_to_budget"] == true || s["crossed"] == true,
-                "{v:#}"
-            );
+            assert!(s["ran_to_budget"] == true || s["crossed"] == true, "{v:#}");
         }
         eprintln!(
             "WARNING: two sequential runs did not stop early (loadavg {}); run-to-budget accounting checked instead",
