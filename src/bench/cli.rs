@@ -81,6 +81,10 @@ pub struct BenchArgs {
     /// I/Os in flight per thread (default 1; > 1 selects io_uring).
     #[arg(long)]
     pub iodepth: Option<String>,
+    /// I/Os queued before one submission (fio's; default 1, as fio: each
+    /// I/O is submitted as soon as its slot is free; 0 = iodepth).
+    #[arg(long = "iodepth_batch_submit", visible_aliases = ["iodepth-batch-submit", "iodepth_batch"], value_name = "N")]
+    pub iodepth_batch_submit: Option<String>,
     /// Threads running the job (default 1).
     #[arg(long)]
     pub numjobs: Option<String>,
@@ -132,6 +136,7 @@ impl BenchArgs {
         put("rwmixread", &self.rwmixread);
         put("bs", &self.bs);
         put("iodepth", &self.iodepth);
+        put("iodepth_batch_submit", &self.iodepth_batch_submit);
         put("numjobs", &self.numjobs);
         put("direct", &self.direct);
         put("fsync", &self.fsync);

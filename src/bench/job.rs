@@ -104,6 +104,10 @@ pub struct JobSpec {
     pub rwmixread: u32,
     pub bs: u64,
     pub iodepth: u32,
+    /// I/Os queued before they are submitted (fio's `iodepth_batch_submit`,
+    /// default 1: each I/O goes to the kernel as soon as its slot is free).
+    #[serde(default = "one")]
+    pub iodepth_batch_submit: u32,
     pub numjobs: u32,
     pub direct: bool,
     /// fsync after every N writes of a thread (0 = never).
@@ -123,6 +127,10 @@ pub struct JobSpec {
     pub filename: Option<PathBuf>,
 }
 
+fn one() -> u32 {
+    1
+}
+
 impl Default for JobSpec {
     fn default() -> Self {
         JobSpec {
@@ -131,6 +139,7 @@ impl Default for JobSpec {
             rwmixread: 50,
             bs: 4096,
             iodepth: 1,
+            iodepth_batch_submit: 1,
             numjobs: 1,
             direct: false,
             fsync: 0,
@@ -192,6 +201,11 @@ pub const OPTIONS: &[OptDef] = &[
         name: "iodepth",
         scope: Scope::Job,
         help: "I/Os in flight per thread",
+    },
+    OptDef {
+        name: "iodepth_batch_submit",
+        scope: Scope::Job,
+        help: "I/Os queued before one submission (default 1, 0 = iodepth)",
     },
     OptDef {
         name: "numjobs",
@@ -262,7 +276,11 @@ pub const OPTIONS: &[OptDef] = &[
 
 /// Canonical option name: accepts fio's underscores and the dashed spelling.
 pub fn canonical(key: &str) -> Option<&'static OptDef> {
-    let k = key.replace('-', "_");
+    let mut k = key.replace('-', "_");
+    // fio's older name for the same option.
+    if k == "iodepth_batch" {
+        k = "iodepth_batch_submit".into();
+    }
     OPTIONS.iter().find(|o| o.name == k)
 }
 
@@ -343,6 +361,16 @@ impl JobSpec {
                 }
                 self.iodepth = n as u32
             }
+            "iodepth_batch_submit" => {
+                let n = parse_count(key, v, 0)?;
+                if n > 4096 {
+                    bail!(Fix::new(
+                        format!("iodepth_batch_submit={n} is too large"),
+                        "use 0..4096 (0 = the job's iodepth)"
+                    ));
+                }
+                self.iodepth_batch_submit = n as u32
+            }
             "numjobs" => {
                 let n = parse_count(key, v, 1)?;
                 if n > 1024 {
@@ -417,6 +445,15 @@ impl JobSpec {
         }
     }
 
+    /// I/Os queued before one submission: fio's rule, 0 means iodepth and
+    /// a batch never exceeds the depth.
+    pub fn submit_batch(&self) -> usize {
+        match self.iodepth_batch_submit {
+            0 => self.iodepth as usize,
+            n => n.min(self.iodepth) as usize,
+        }
+    }
+
     /// Bytes of one file of the job.
     pub fn file_size(&self) -> u64 {
         // Whole blocks only, so every offset is a full, aligned block.
@@ -439,6 +476,9 @@ impl JobSpec {
         );
         if matches!(self.rw, Rw::RandRw | Rw::ReadWrite) {
             s += &format!(" rwmixread={}", self.rwmixread);
+        }
+        if self.iodepth_batch_submit != 1 && self.iodepth > 1 {
+            s += &format!(" iodepth_batch_submit={}", self.iodepth_batch_submit);
         }
         if self.fsync > 0 {
             s += &format!(" fsync={}", self.fsync);
@@ -519,6 +559,23 @@ mod tests {
         assert_eq!(j.engine(), EngineKind::IoUring);
         j.ioengine = EngineKind::Sync;
         assert_eq!(j.engine(), EngineKind::Sync);
+    }
+
+    #[test]
+    fn submit_batch_follows_fio() {
+        let mut j = JobSpec::default();
+        j.set("iodepth", "32").unwrap();
+        assert_eq!(j.submit_batch(), 1, "fio's default: submit each I/O");
+        j.set("iodepth_batch", "8").unwrap();
+        assert_eq!((j.iodepth_batch_submit, j.submit_batch()), (8, 8));
+        j.set("iodepth-batch-submit", "0").unwrap();
+        assert_eq!(j.submit_batch(), 32, "0 means iodepth");
+        j.set("iodepth_batch_submit", "64").unwrap();
+        assert_eq!(j.submit_batch(), 32, "never more than the depth");
+        assert!(j.describe().contains("iodepth_batch_submit=64"));
+        let e = j.set("iodepth_batch_submit", "x").unwrap_err().to_string();
+        assert!(e.contains("iodepth_batch_submit"), "{e}");
+        assert!(j.set("iodepth_batch_submit", "5000").is_err());
     }
 
     #[test]

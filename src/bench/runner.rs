@@ -60,7 +60,9 @@ pub fn run(jobs: &[JobSpec], files: &[JobFiles], win: &Window) -> Result<Workloa
             };
             let bufs = Buffers::new(job.bs as usize, depth);
             let engine: Box<dyn Engine + Send> = match kind {
-                EngineKind::IoUring => Box::new(UringEngine::new(fds.raw(), bufs)?),
+                EngineKind::IoUring => {
+                    Box::new(UringEngine::new(fds.raw(), bufs, job.submit_batch())?)
+                }
                 _ => Box::new(SyncEngine::new(fds.raw(), bufs)),
             };
             plans.push(ThreadPlan {

@@ -19,6 +19,8 @@ pub struct UringEngine {
     fixed_files: bool,
     fixed_bufs: bool,
     queued: usize,
+    /// Submit once this many I/Os are queued (fio's iodepth_batch_submit).
+    batch: usize,
     disabled: bool,
 }
 
@@ -38,7 +40,7 @@ impl Drop for UringEngine {
 }
 
 impl UringEngine {
-    pub fn new(fds: Vec<RawFd>, bufs: Buffers) -> Result<UringEngine> {
+    pub fn new(fds: Vec<RawFd>, bufs: Buffers, batch: usize) -> Result<UringEngine> {
         let depth = bufs.depth() as u32;
         let entries = depth.next_power_of_two().max(2);
         // Single issuer + deferred task running: completions are processed
@@ -78,6 +80,7 @@ impl UringEngine {
             fixed_files,
             fixed_bufs,
             queued: 0,
+            batch: batch.max(1),
             disabled,
         })
     }
@@ -137,6 +140,24 @@ impl Engine for UringEngine {
             }
         }
         self.queued += 1;
+        // fio's default (batch 1): each I/O reaches the device as soon as
+        // it is queued. Measured on a RAM-backed loop device, 16 KiB reads
+        // at depth 32: submitting every I/O at once gave fio ~150k IOPS,
+        // one submission per 32 gave ~135k (bench/RESULTS.md) — the device
+        // starts on the first I/O instead of waiting for the whole batch.
+        if self.queued >= self.batch {
+            match self.ring.submit() {
+                Ok(_) => self.queued = 0,
+                // Interrupted or completions backed up: what is queued
+                // stays in the ring and the next reap submits it.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                    ) => {}
+                Err(e) => return Err(e).context("io_uring submit"),
+            }
+        }
         Ok(None)
     }
 
