@@ -265,6 +265,16 @@ fn check_unique_names(jobs: &[JobSpec]) -> Result<()> {
 /// Lay out (or reuse) the workload's files, then run it once.
 /// Prints nothing (a progress line only if `opts.progress` and on a terminal).
 pub fn run_workload(w: &Workload, opts: &RunOpts) -> Result<result::WorkloadResult> {
+    run_workload_hooked(w, opts, None)
+}
+
+/// [`run_workload`], calling `at_window` as the measured window opens
+/// (after `opts.ramp`), with the I/O still running: see [`runner::run_hooked`].
+pub fn run_workload_hooked(
+    w: &Workload,
+    opts: &RunOpts,
+    at_window: Option<&mut dyn FnMut()>,
+) -> Result<result::WorkloadResult> {
     if w.jobs.is_empty() {
         bail!(Fix::new(
             "the workload has no jobs",
@@ -286,7 +296,7 @@ pub fn run_workload(w: &Workload, opts: &RunOpts) -> Result<result::WorkloadResu
         progress: opts.progress,
         interrupt: Some(interrupt_flag()),
     };
-    let mut r = runner::run(&w.jobs, &files, &win)?;
+    let mut r = runner::run_hooked(&w.jobs, &files, &win, at_window)?;
     r.name = w.name.clone();
     Ok(r)
 }

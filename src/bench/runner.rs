@@ -35,6 +35,19 @@ fn open_fds(job: &JobSpec, files: &JobFiles) -> Result<Fds> {
 
 /// Run all jobs together and merge each job's threads.
 pub fn run(jobs: &[JobSpec], files: &[JobFiles], win: &Window) -> Result<WorkloadResult> {
+    run_hooked(jobs, files, win, None)
+}
+
+/// [`run`], calling `at_window` on this thread as the measured window
+/// opens (the end of the ramp), while the I/O keeps running. A sweep takes
+/// its device-counter snapshot there, so one run covers warm-up and window
+/// with no drain and restart between them (fio's `ramp_time`).
+pub fn run_hooked(
+    jobs: &[JobSpec],
+    files: &[JobFiles],
+    win: &Window,
+    at_window: Option<&mut dyn FnMut()>,
+) -> Result<WorkloadResult> {
     let mut plans = Vec::new();
     let mut engines_used = Vec::new();
     for (ji, (job, jf)) in jobs.iter().zip(files).enumerate() {
@@ -127,6 +140,11 @@ pub fn run(jobs: &[JobSpec], files: &[JobFiles], win: &Window) -> Result<Workloa
             .collect();
         shared.barrier.wait();
         let t0 = Instant::now();
+        if let Some(hook) = at_window {
+            if wait_until(&handles, &shared, t0 + win.ramp) {
+                hook();
+            }
+        }
         if win.progress {
             super::progress::progress_loop(&handles, &shared, jobs, &thread_jobs, win, t0);
         }
@@ -161,6 +179,27 @@ pub fn run(jobs: &[JobSpec], files: &[JobFiles], win: &Window) -> Result<Workloa
         time_based: win.runtime.is_some(),
         interrupted,
     })
+}
+
+/// Wait for `at` while the threads run; false if they all ended (or one
+/// failed) first. Polls at 10 ms: the threads own the clock that matters
+/// (each starts its window at the same `t0 + ramp`), this only has to
+/// notice the moment within a few ms of what the device counters cover.
+fn wait_until<T>(
+    handles: &[std::thread::ScopedJoinHandle<'_, T>],
+    shared: &Shared,
+    at: Instant,
+) -> bool {
+    loop {
+        if shared.stop.load(Ordering::Relaxed) || handles.iter().all(|h| h.is_finished()) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return true;
+        }
+        std::thread::sleep((at - now).min(Duration::from_millis(10)));
+    }
 }
 
 fn seed(job: usize, thread: usize) -> u64 {

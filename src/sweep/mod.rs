@@ -245,19 +245,30 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
                     total: plan.trials,
                 });
                 let under = || format!("{} under {}", w.name(), c.label);
-                if !plan.warmup.is_zero() {
-                    w.warm_up(plan.warmup)
-                        .with_context(|| format!("warm-up of {}", under()))?;
-                }
-                let before = diskstats::snapshot(host)?;
-                let (m, split) = if opts.trace {
+                let (m, split, before) = if opts.trace {
+                    // The capture covers the window only, so the warm-up
+                    // is a run of its own here.
+                    if !plan.warmup.is_zero() {
+                        w.warm_up(plan.warmup)
+                            .with_context(|| format!("warm-up of {}", under()))?;
+                    }
+                    let before = diskstats::snapshot(host)?;
                     let (m, t) =
                         crate::trace::split::while_running(host, guard, &trace_targets, || {
                             w.measure(plan.trial)
                         })?;
-                    (m, crate::trace::split::splits(&t))
+                    (m, crate::trace::split::splits(&t), before)
                 } else {
-                    (w.measure(plan.trial), Vec::new())
+                    let mut before = None;
+                    let m = w.warm_and_measure(plan.warmup, plan.trial, &mut || {
+                        before = Some(diskstats::snapshot(host));
+                    });
+                    let before = match before {
+                        Some(b) => b?,
+                        // The run ended before its window opened: its error says why.
+                        None => diskstats::snapshot(host)?,
+                    };
+                    (m, Vec::new(), before)
                 };
                 let m = m.with_context(under)?;
                 let after = diskstats::snapshot(host)?;

@@ -25,6 +25,22 @@ pub trait TrialWorkload {
 
     /// Run for the measured window and say what it did.
     fn measure(&self, window: Duration) -> Result<Measurement>;
+
+    /// Warm up for `warmup`, then measure `window`; `at_window` is called
+    /// as the measured window opens. By default two runs, one after the
+    /// other.
+    fn warm_and_measure(
+        &self,
+        warmup: Duration,
+        window: Duration,
+        at_window: &mut dyn FnMut(),
+    ) -> Result<Measurement> {
+        if !warmup.is_zero() {
+            self.warm_up(warmup)?;
+        }
+        at_window();
+        self.measure(window)
+    }
 }
 
 /// File I/O from `bench` (a preset or a job file), its files in the
@@ -106,6 +122,27 @@ impl TrialWorkload for BenchTrial {
     }
     fn measure(&self, window: Duration) -> Result<Measurement> {
         self.run(window).map(|r| Measurement::from_bench(&r))
+    }
+    /// One run, the warm-up as its ramp (fio's `ramp_time`): the window
+    /// follows the warm-up with the queues still full. Two runs drained
+    /// every in-flight I/O between them (for `mixed`, 32 MiB of writes
+    /// behind the scheduler under test) and started from empty queues
+    /// again, so the window opened on a restart rather than on the steady
+    /// state the warm-up had reached.
+    fn warm_and_measure(
+        &self,
+        warmup: Duration,
+        window: Duration,
+        at_window: &mut dyn FnMut(),
+    ) -> Result<Measurement> {
+        let opts = bench::RunOpts {
+            runtime: window,
+            ramp: warmup,
+            progress: false,
+        };
+        bench::run_workload_hooked(&self.workload, &opts, Some(at_window))
+            .map_err(for_sweep)
+            .map(|r| Measurement::from_bench(&r))
     }
 }
 
