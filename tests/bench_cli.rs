@@ -109,6 +109,60 @@ fn every_rw_mode_and_engine_transfers_io_size() {
     }
 }
 
+/// fio's iodepth_batch_submit through the CLI: every batch size, even one
+/// that leaves I/Os queued when the depth is reached (3 of 8), transfers
+/// exactly io_size, and a batch other than 1 shows in the fio options.
+#[test]
+fn submit_batch_option_transfers_io_size() {
+    let t = tmpdir();
+    for (batch, shown) in [
+        ("1", None),
+        ("3", Some("iodepth_batch_submit=3")),
+        ("0", Some("iodepth_batch_submit=0")),
+    ] {
+        for rw in ["randread", "randwrite"] {
+            let r = bench_json(&[
+                "--rw",
+                rw,
+                "--bs",
+                "4k",
+                "--size",
+                "2m",
+                "--direct=1",
+                "--iodepth",
+                "8",
+                "--iodepth_batch_submit",
+                batch,
+                "--directory",
+                d(t.path()),
+            ]);
+            let job = &r["result"]["jobs"][0];
+            assert_eq!(job["ioengine"], "io_uring");
+            let dir = if rw == "randread" { "read" } else { "write" };
+            assert_eq!(u(&job[dir]["total_ios"]), 512, "{rw} batch {batch}");
+            let opts = job["options"].as_str().unwrap();
+            match shown {
+                Some(s) => assert!(opts.contains(s), "{opts}"),
+                None => assert!(!opts.contains("iodepth_batch"), "{opts}"),
+            }
+        }
+    }
+    let e = bench_err(&[
+        "--rw",
+        "randread",
+        "--iodepth",
+        "8",
+        "--iodepth_batch_submit",
+        "many",
+        "--directory",
+        d(t.path()),
+    ]);
+    assert!(
+        e.contains("iodepth_batch_submit") && e.contains("fix:"),
+        "{e}"
+    );
+}
+
 #[test]
 fn randrw_mix_follows_rwmixread() {
     let t = tmpdir();

@@ -611,6 +611,88 @@ mod tests {
         assert_eq!(line_col("ab\ncd", 4), (2, 2));
     }
 
+    fn one_job(dir: &Path, set: &[(&str, &str)]) -> Workload {
+        let mut j = JobSpec::default();
+        for (k, v) in [
+            ("name", "t"),
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "1m"),
+        ]
+        .iter()
+        .chain(set)
+        {
+            j.set(k, v).unwrap();
+        }
+        Workload {
+            name: "t".into(),
+            jobs: vec![j],
+            directory: dir.to_path_buf(),
+            default_runtime: None,
+            default_ramp: Duration::ZERO,
+            allow_datadir: false,
+            allow_raw_device: false,
+        }
+    }
+
+    /// A batch that does not divide the depth leaves I/Os queued but not
+    /// submitted; the reap must submit them or the run would hang or lose
+    /// I/Os. One pass over the file is exactly size / bs I/Os.
+    #[test]
+    fn every_submit_batch_completes_every_io() {
+        let d = tempfile::tempdir().unwrap();
+        for batch in ["1", "3", "0", "64"] {
+            let w = one_job(
+                d.path(),
+                &[
+                    ("ioengine", "io_uring"),
+                    ("iodepth", "8"),
+                    ("iodepth_batch_submit", batch),
+                ],
+            );
+            let opts = RunOpts {
+                runtime: Duration::ZERO,
+                ramp: Duration::ZERO,
+                progress: false,
+            };
+            let r = match run_workload(&w, &opts) {
+                Ok(r) => r,
+                // A kernel without io_uring (or one that forbids it) cannot run this.
+                Err(e) if e.to_string().contains("io_uring is not available") => return,
+                Err(e) => panic!("batch {batch}: {e:#}"),
+            };
+            let read = r.jobs[0].read.as_ref().unwrap();
+            assert_eq!(read.total_ios, 256, "batch {batch}");
+        }
+    }
+
+    /// The hook runs once, on the calling thread, when the ramp ends and
+    /// before the window does; the results cover the window only.
+    #[test]
+    fn hook_runs_as_the_window_opens() {
+        let d = tempfile::tempdir().unwrap();
+        let w = one_job(d.path(), &[]);
+        let opts = RunOpts {
+            runtime: Duration::from_millis(400),
+            ramp: Duration::from_millis(300),
+            progress: false,
+        };
+        let t0 = std::time::Instant::now();
+        let mut calls = Vec::new();
+        let mut hook = || calls.push(t0.elapsed());
+        let r = run_workload_hooked(&w, &opts, Some(&mut hook as &mut dyn FnMut())).unwrap();
+        let total = t0.elapsed();
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert!(calls[0] >= Duration::from_millis(300), "{calls:?}");
+        assert!(
+            calls[0] + Duration::from_millis(350) <= total,
+            "{calls:?} of {total:?}"
+        );
+        assert_eq!(r.ramp_s, 0.3);
+        let rt = r.jobs[0].runtime_s;
+        assert!((0.35..0.6).contains(&rt), "window {rt}");
+    }
+
     #[test]
     fn unknown_preset_names_the_choices() {
         let e = load_workload("nope", Path::new("/tmp"))

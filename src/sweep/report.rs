@@ -314,6 +314,33 @@ fn document(r: &SweepReport) -> Document {
             ),
         );
     }
+    // Starved trials: a direction that completed nothing in its window
+    // counts at the window length; say so, since a median hides it.
+    let mut starved: Vec<(String, String, String, usize, usize)> = Vec::new();
+    for t in &r.trials {
+        let n = r
+            .trials
+            .iter()
+            .filter(|u| u.candidate == t.candidate && u.workload == t.workload)
+            .count();
+        for dir in &t.starved {
+            match starved
+                .iter_mut()
+                .find(|s| s.0 == t.candidate && s.1 == t.workload && &s.2 == dir)
+            {
+                Some(s) => s.3 += 1,
+                None => starved.push((t.candidate.clone(), t.workload.clone(), dir.clone(), 1, n)),
+            }
+        }
+    }
+    for (c, w, dir, k, n) in starved {
+        d.note(
+            Tone::Warn,
+            format!(
+                "{w} under {c}: no {dir} completed in {k} of {n} trial windows (starved; counted at the window length, a lower bound)"
+            ),
+        );
+    }
     let rec = &r.recommendation;
     let mut kv = KeyValues::new();
     let exit = if rec.pending_change {
@@ -754,6 +781,23 @@ mod tests {
         let mut out = Vec::new();
         e.export(&r.document(), &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn starved_trials_get_a_note() {
+        let mut r = report();
+        let plain = format!("{:?}", r.document());
+        assert!(!plain.contains("starved"), "{plain}");
+        let (c, w) = (r.trials[0].candidate.clone(), r.trials[0].workload.clone());
+        let n = r
+            .trials
+            .iter()
+            .filter(|t| t.candidate == c && t.workload == w)
+            .count();
+        r.trials[0].starved = vec!["read".into()];
+        let doc = format!("{:?}", r.document());
+        let want = format!("{w} under {c}: no read completed in 1 of {n} trial windows");
+        assert!(doc.contains(&want), "{want} not in {doc}");
     }
 
     #[test]
