@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# fio's own view of the `mixed` workload on vda: 16 KiB random reads at depth
+# 1 while a 1 MiB sequential writer runs at depth 32 (O_DIRECT, io_uring),
+# on ext4 on a loop device (--direct-io=on) whose backing file is on vda,
+# switching vda between none and mq-deadline for ROUNDS rounds of 8 s
+# (1 s ramp). Prints, per run, the reads completed, the read p99 and max,
+# and the write bandwidth: whether fio sees what `innotune sweep --workload
+# mixed` sees. vda goes back to the scheduler it had, the loop device is
+# detached. Appends the output to bench/RESULTS.md.
+#
+# Usage (as root): bench/fio-mixed.sh [ROUNDS=4]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-4}
+command -v fio >/dev/null || { echo "fio-mixed: fio is not installed (apt-get install fio)" >&2; exit 2; }
+W=$(mktemp -d /var/tmp/innotune-fio-mixed.XXXXXX)
+BEFORE=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/block/vda/queue/scheduler)
+L=""
+cleanup() {
+  set +e
+  for _ in $(seq 40); do mountpoint -q "$W/mnt" || break; umount "$W/mnt" 2>/dev/null || sleep 0.25; done
+  [ -n "$L" ] && losetup -d "$L"
+  echo "$BEFORE" > /sys/block/vda/queue/scheduler
+  rm -rf "$W"
+}
+trap cleanup EXIT INT TERM
+mkdir -p "$W/mnt"
+truncate -s 3G "$W/backing"
+L=$(losetup --direct-io=on -f --show "$W/backing")
+mkfs.ext4 -q "$L"
+mount "$L" "$W/mnt"
+for f in r w; do
+  fio --name=lay --directory="$W/mnt" --filename=$f --size=1g --rw=write --bs=1m --direct=1 --output-format=terse > /dev/null
+done
+OUT=$(mktemp)
+echo "| round | vda scheduler | reads completed | read p99 ms | read max ms | write MB/s |" > "$OUT"
+echo "|---:|---|---:|---:|---:|---:|" >> "$OUT"
+for r in $(seq "$ROUNDS"); do
+  for s in none mq-deadline; do
+    echo "$s" > /sys/block/vda/queue/scheduler
+    fio --directory="$W/mnt" --direct=1 --ioengine=io_uring --time_based --runtime=8 --ramp_time=1 --size=1g --output-format=json \
+      --name=rd --filename=r --rw=randread --bs=16k --iodepth=1 \
+      --name=wr --filename=w --rw=write --bs=1m --iodepth=32 | python3 -c '
+import json, sys
+j = json.load(sys.stdin)["jobs"]; r = j[0]["read"]; w = j[1]["write"]
+p99 = r["clat_ns"]["percentile"].get("99.000000", 0) / 1e6 if r["total_ios"] else float("nan")
+print("| %s | %s | %d | %.1f | %.1f | %d |" % (sys.argv[1], sys.argv[2], r["total_ios"], p99, r["clat_ns"]["max"] / 1e6, w["bw_bytes"] / 1e6))' "$r" "$s" >> "$OUT"
+  done
+done
+{
+  echo
+  echo "## fio, mixed workload on vda, none vs mq-deadline ($(date -u '+%Y-%m-%d %H:%M UTC'))"
+  echo
+  echo "fio-$(fio --version | sed 's/fio-//'); $ROUNDS rounds of 8 s (1 s ramp) per scheduler; load average $(cut -d' ' -f1-3 /proc/loadavg)."
+  echo
+  cat "$OUT"
+  echo
+  echo "Reproduce (as root): \`bench/fio-mixed.sh $ROUNDS\`."
+} | tee -a bench/RESULTS.md
+rm -f "$OUT"
