@@ -305,6 +305,18 @@ fn parse_count(key: &str, v: &str, min: u64) -> Result<u64> {
     }
 }
 
+/// A count in `min..=max`: `{key}={n} is too {what}` above it.
+fn parse_range(key: &str, v: &str, min: u64, max: u64, what: &str, note: &str) -> Result<u32> {
+    let n = parse_count(key, v, min)?;
+    if n > max {
+        bail!(Fix::new(
+            format!("{key}={n} is too {what}"),
+            format!("use {min}..{max}{note}")
+        ));
+    }
+    Ok(n as u32)
+}
+
 fn parse_sz(key: &str, v: &str) -> Result<u64> {
     parse_size(v).map_err(|e| {
         anyhow::Error::new(Fix::new(
@@ -354,30 +366,12 @@ impl JobSpec {
                 }
                 self.bs = b
             }
-            "iodepth" => {
-                let n = parse_count(key, v, 1)?;
-                if n > 4096 {
-                    bail!(Fix::new(format!("iodepth={n} is too deep"), "use 1..4096"));
-                }
-                self.iodepth = n as u32
-            }
+            "iodepth" => self.iodepth = parse_range(key, v, 1, 4096, "deep", "")?,
             "iodepth_batch_submit" => {
-                let n = parse_count(key, v, 0)?;
-                if n > 4096 {
-                    bail!(Fix::new(
-                        format!("iodepth_batch_submit={n} is too large"),
-                        "use 0..4096 (0 = the job's iodepth)"
-                    ));
-                }
-                self.iodepth_batch_submit = n as u32
+                self.iodepth_batch_submit =
+                    parse_range(key, v, 0, 4096, "large", " (0 = the job's iodepth)")?
             }
-            "numjobs" => {
-                let n = parse_count(key, v, 1)?;
-                if n > 1024 {
-                    bail!(Fix::new(format!("numjobs={n} is too many"), "use 1..1024"));
-                }
-                self.numjobs = n as u32
-            }
+            "numjobs" => self.numjobs = parse_range(key, v, 1, 1024, "many", "")?,
             "direct" => self.direct = parse_bool(key, v)?,
             "fsync" => self.fsync = parse_count(key, v, 0)?,
             "fdatasync" => self.fdatasync = parse_count(key, v, 0)?,

@@ -317,19 +317,21 @@ fn document(r: &SweepReport) -> Document {
     // Starved trials: a direction that completed nothing in its window
     // counts at the window length; say so, since a median hides it.
     let mut starved: Vec<(String, String, String, usize, usize)> = Vec::new();
-    for t in &r.trials {
-        let n = r
-            .trials
-            .iter()
-            .filter(|u| u.candidate == t.candidate && u.workload == t.workload)
-            .count();
+    for t in r.trials.iter().filter(|t| !t.starved.is_empty()) {
         for dir in &t.starved {
             match starved
                 .iter_mut()
                 .find(|s| s.0 == t.candidate && s.1 == t.workload && &s.2 == dir)
             {
                 Some(s) => s.3 += 1,
-                None => starved.push((t.candidate.clone(), t.workload.clone(), dir.clone(), 1, n)),
+                None => {
+                    let n = r
+                        .trials
+                        .iter()
+                        .filter(|u| u.candidate == t.candidate && u.workload == t.workload)
+                        .count();
+                    starved.push((t.candidate.clone(), t.workload.clone(), dir.clone(), 1, n))
+                }
             }
         }
     }

@@ -100,13 +100,19 @@ impl BenchTrial {
         Ok(())
     }
 
-    fn run(&self, window: Duration) -> Result<bench::result::WorkloadResult> {
+    /// One run of `ramp` then `window`, `at_window` called in between.
+    fn run(
+        &self,
+        ramp: Duration,
+        window: Duration,
+        at_window: Option<&mut dyn FnMut()>,
+    ) -> Result<bench::result::WorkloadResult> {
         let opts = bench::RunOpts {
             runtime: window,
-            ramp: Duration::ZERO,
+            ramp,
             progress: false,
         };
-        bench::run_workload(&self.workload, &opts).map_err(for_sweep)
+        bench::run_workload_hooked(&self.workload, &opts, at_window).map_err(for_sweep)
     }
 }
 
@@ -118,10 +124,11 @@ impl TrialWorkload for BenchTrial {
         Unit::Iops
     }
     fn warm_up(&self, window: Duration) -> Result<()> {
-        self.run(window).map(|_| ())
+        self.run(Duration::ZERO, window, None).map(|_| ())
     }
     fn measure(&self, window: Duration) -> Result<Measurement> {
-        self.run(window).map(|r| Measurement::from_bench(&r))
+        self.run(Duration::ZERO, window, None)
+            .map(|r| Measurement::from_bench(&r))
     }
     /// One run, the warm-up as its ramp (fio's `ramp_time`): the window
     /// follows the warm-up with the queues still full. Two runs drained
@@ -135,13 +142,7 @@ impl TrialWorkload for BenchTrial {
         window: Duration,
         at_window: &mut dyn FnMut(),
     ) -> Result<Measurement> {
-        let opts = bench::RunOpts {
-            runtime: window,
-            ramp: warmup,
-            progress: false,
-        };
-        bench::run_workload_hooked(&self.workload, &opts, Some(at_window))
-            .map_err(for_sweep)
+        self.run(warmup, window, Some(at_window))
             .map(|r| Measurement::from_bench(&r))
     }
 }
