@@ -10,6 +10,10 @@
 #     of the devices alone);
 #   - fio --readonly --direct=1 --rw=read --bs=1M --iodepth=16
 #     --ioengine=io_uring on each device alone, then on both at once.
+#   - the same fio job with --mem=mmaphuge (its buffers on 2 MiB huge pages,
+#     as innotune's are for a buffer set of 2 MiB or more) on each device
+#     alone: the like-for-like peer. The script reserves 24 hugetlb pages
+#     (vm.nr_hugepages) for it and puts the old value back on exit.
 # With VDA=1 the host's real disk /dev/vda is surveyed too (read-only is
 # safe on the mounted root disk) and compared the same way.
 # With BACKING=ram the loop devices' files live on a tmpfs: no disk and no
@@ -42,8 +46,10 @@ export INNOTUNE_STATE_DIR=${INNOTUNE_STATE_DIR:-/tmp/innotune-survey-compare-sta
 
 WORK=$(mktemp -d /var/tmp/innotune-survey-compare.XXXXXX)
 LOOPS=()
+OLD_HUGE=$(cat /proc/sys/vm/nr_hugepages)
 cleanup() {
   set +e
+  echo "$OLD_HUGE" > /proc/sys/vm/nr_hugepages
   for l in "${LOOPS[@]}"; do
     echo none > "/sys/block/${l#/dev/}/queue/scheduler" 2>/dev/null
     losetup -d "$l"
@@ -57,6 +63,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+[ "$OLD_HUGE" -ge 24 ] || echo 24 > /proc/sys/vm/nr_hugepages
 DATA=$WORK
 if [ "$BACKING" = ram ]; then
   DATA=$WORK/ram
@@ -84,9 +91,11 @@ def survey(args):
                           "--runtime", "%ds" % runtime], check=True, capture_output=True, text=True).stdout
     return json.loads(out)["result"]["survey"], time.monotonic() - t0
 
-def fio(targets):
+def fio(targets, huge=False):
     cmd = ["fio", "--readonly", "--direct=1", "--rw=read", "--bs=1M", "--iodepth=16",
            "--ioengine=io_uring", "--time_based", "--runtime=%d" % runtime, "--output-format=json"]
+    if huge:
+        cmd.append("--mem=mmaphuge")
     for i, t in enumerate(targets):
         cmd += ["--name=j%d" % i, "--filename=" + t]
     t0 = time.monotonic()
@@ -94,7 +103,7 @@ def fio(targets):
     wall = time.monotonic() - t0
     return [j["read"]["bw_bytes"] / MiB for j in json.loads(out)["jobs"]], wall, cmd
 
-res = {d: {"innotune": [], "fio": []} for d in devs}
+res = {d: {"innotune": [], "fio": [], "fio_huge": []} for d in devs}
 agg = {"innotune": [], "fio": []}
 walls = {"alone": [], "parallel": [], "fio_alone": [], "fio_parallel": []}
 fio_cmd = None
@@ -118,6 +127,7 @@ for r in range(rounds):
             res[d]["fio"].append(bw[0])
             if d in loops:
                 alone += wall
+            res[d]["fio_huge"].append(fio([d], huge=True)[0][0])
         bw, wall, _ = fio(loops)
         agg["fio"].append(sum(bw))
         walls["fio_alone"].append(alone)
@@ -125,8 +135,9 @@ for r in range(rounds):
     order = [run_fio, run_innotune] if r % 2 == 0 else [run_innotune, run_fio]
     for fn in order:
         fn()
-    print("round %d: " % (r + 1) + "; ".join("%s innotune %.0f fio %.0f MiB/s" % (
-        d, res[d]["innotune"][-1], res[d]["fio"][-1]) for d in devs), file=sys.stderr, flush=True)
+    print("round %d: " % (r + 1) + "; ".join("%s innotune %.0f fio %.0f fio-huge %.0f MiB/s" % (
+        d, res[d]["innotune"][-1], res[d]["fio"][-1], res[d]["fio_huge"][-1]) for d in devs),
+        file=sys.stderr, flush=True)
 
 med = statistics.median
 load = open("/proc/loadavg").read().split()[:3]
@@ -137,17 +148,20 @@ lines = ["", "## survey-compare (%s), %s UTC" % (backing, datetime.datetime.utcn
          "%d rounds x %d s per job, the tool going first alternating; medians. Devices: two loop devices "
          "(--direct-io=on) on %d MiB files of random bytes %s%s. "
          "%s; 2 CPUs; load average at the end %s. "
+         "fio-huge is the same fio job with `--mem=mmaphuge` (buffers on 2 MiB huge pages, as innotune's "
+         "are for a buffer set of 2 MiB or more): the like-for-like peer. "
          "Target: ratio within 0.95..1.05." % (
              rounds, runtime, int(size_mb),
              "on a tmpfs (RAM: the tools' own cost decides)" if backing == "ram"
              else "in /var/tmp (the same virtio disk backs both)", ", and /dev/vda itself (the mounted root disk)" if vda == "1" else "",
              fio_ver, " ".join(load)), "",
-         "| device | fio MiB/s | innotune MiB/s | ratio | fio runs | innotune runs |",
-         "|---|---:|---:|---:|---|---|"]
+         "| device | fio MiB/s | fio-huge MiB/s | innotune MiB/s | ratio vs fio | ratio vs fio-huge | fio runs | fio-huge runs | innotune runs |",
+         "|---|---:|---:|---:|---:|---:|---|---|---|"]
 for d in devs:
-    f, i = med(res[d]["fio"]), med(res[d]["innotune"])
-    lines.append("| %s | %.0f | %.0f | %.3f | %s | %s |" % (
-        d, f, i, i / f, ", ".join("%.0f" % x for x in res[d]["fio"]),
+    f, h, i = med(res[d]["fio"]), med(res[d]["fio_huge"]), med(res[d]["innotune"])
+    lines.append("| %s | %.0f | %.0f | %.0f | %.3f | %.3f | %s | %s | %s |" % (
+        d, f, h, i, i / f, i / h, ", ".join("%.0f" % x for x in res[d]["fio"]),
+        ", ".join("%.0f" % x for x in res[d]["fio_huge"]),
         ", ".join("%.0f" % x for x in res[d]["innotune"])))
 fa, ia = med(agg["fio"]), med(agg["innotune"])
 lines += ["", "Both loop devices at once (class aggregate): fio %.0f MiB/s, innotune %.0f MiB/s (ratio %.3f). "

@@ -51,8 +51,21 @@ pub struct Buffers {
 }
 
 impl Buffers {
+    /// A set of at least 2 MiB goes on transparent huge pages: each large
+    /// I/O is then one physically contiguous segment instead of a 4 KiB page
+    /// list for the device (and a loop device's copy) to walk. Measured with
+    /// bench/engine-variants/seq-ab.sh (1 MiB reads at depth 16, RAM-backed
+    /// loop, 10 alternating rounds): 7133 MiB/s on huge pages against 5682
+    /// on 4 KiB pages, fio 6114. Smaller sets (16 KiB x 32) stay on 4 KiB
+    /// pages: rounding them up to 2 MiB bought nothing measurable.
     pub fn new(bs: usize, depth: usize) -> Buffers {
-        let mut buf = crate::aligned::AlignedBuf::new(bs * depth);
+        const HUGE: usize = 2 << 20;
+        let len = bs * depth;
+        let mut buf = if len >= HUGE {
+            crate::aligned::AlignedBuf::new_huge(len)
+        } else {
+            crate::aligned::AlignedBuf::new(len)
+        };
         fill_random(buf.as_mut_slice());
         Buffers { buf, bs, depth }
     }
@@ -88,5 +101,55 @@ impl Fds {
     pub fn raw(&self) -> Vec<RawFd> {
         use std::os::fd::AsRawFd;
         self.0.iter().map(|f| f.as_raw_fd()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Buffers;
+
+    /// kB of anonymous huge pages in the mapping that holds `addr`.
+    fn anon_huge_kb(addr: usize) -> Option<u64> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ') {
+                if let Some((a, b)) = range.split_once('-') {
+                    if let (Ok(a), Ok(b)) =
+                        (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+                    {
+                        inside = (a..b).contains(&addr);
+                        continue;
+                    }
+                }
+            }
+            if inside {
+                if let Some(v) = line.strip_prefix("AnonHugePages:") {
+                    return v.trim().trim_end_matches("kB").trim().parse().ok();
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn large_buffer_sets_sit_on_huge_pages() {
+        let big = Buffers::new(1 << 20, 16);
+        let p = big.slot_ptr(0) as usize;
+        assert_eq!(p % (2 << 20), 0, "a 16 MiB set is 2 MiB aligned");
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .unwrap_or_default();
+        if !thp.is_empty() && !thp.contains("[never]") {
+            let kb = anon_huge_kb(p).expect("the buffer's mapping is in smaps");
+            assert!(kb >= 2048, "expected huge pages under the buffers, got {kb} kB");
+        }
+        // Slots are bs apart and writable end to end.
+        let last = big.slot_ptr(15);
+        assert_eq!(last as usize - p, 15 << 20);
+        // SAFETY: slot 15 holds bs (1 MiB) bytes of the allocation.
+        unsafe { std::ptr::write_bytes(last, 7, 1 << 20) };
+
+        let small = Buffers::new(16 << 10, 32);
+        assert_eq!(small.slot_ptr(0) as usize % 4096, 0, "O_DIRECT alignment");
     }
 }
