@@ -8,10 +8,17 @@
 # mixed` sees. vda goes back to the scheduler it had, the loop device is
 # detached. Appends the output to bench/RESULTS.md.
 #
-# Usage (as root): bench/fio-mixed.sh [ROUNDS=4]
+# With MEM=mmaphuge fio's buffers are on 2 MiB hugetlb pages (the script
+# reserves 24 with vm.nr_hugepages and puts the old value back), as
+# innotune's are for a job whose buffers add up to 2 MiB or more.
+#
+# Usage (as root): bench/fio-mixed.sh [ROUNDS=4]   env: MEM=malloc|mmaphuge
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-4}
+MEM=${MEM:-malloc}
+case "$MEM" in malloc|mmaphuge) ;; *) echo "fio-mixed: MEM must be malloc or mmaphuge" >&2; exit 2 ;; esac
+OLD_HUGE=$(cat /proc/sys/vm/nr_hugepages)
 command -v fio >/dev/null || { echo "fio-mixed: fio is not installed (apt-get install fio)" >&2; exit 2; }
 W=$(mktemp -d /var/tmp/innotune-fio-mixed.XXXXXX)
 BEFORE=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/block/vda/queue/scheduler)
@@ -21,9 +28,11 @@ cleanup() {
   for _ in $(seq 40); do mountpoint -q "$W/mnt" || break; umount "$W/mnt" 2>/dev/null || sleep 0.25; done
   [ -n "$L" ] && losetup -d "$L"
   echo "$BEFORE" > /sys/block/vda/queue/scheduler
+  echo "$OLD_HUGE" > /proc/sys/vm/nr_hugepages
   rm -rf "$W"
 }
 trap cleanup EXIT INT TERM
+if [ "$MEM" = mmaphuge ] && [ "$OLD_HUGE" -lt 24 ]; then echo 24 > /proc/sys/vm/nr_hugepages; fi
 mkdir -p "$W/mnt"
 truncate -s 3G "$W/backing"
 L=$(losetup --direct-io=on -f --show "$W/backing")
@@ -38,7 +47,7 @@ echo "|---:|---|---:|---:|---:|---:|" >> "$OUT"
 for r in $(seq "$ROUNDS"); do
   for s in none mq-deadline; do
     echo "$s" > /sys/block/vda/queue/scheduler
-    fio --directory="$W/mnt" --direct=1 --ioengine=io_uring --time_based --runtime=8 --ramp_time=1 --size=1g --output-format=json \
+    fio --directory="$W/mnt" --direct=1 --ioengine=io_uring --time_based --runtime=8 --ramp_time=1 --size=1g --output-format=json --mem="$MEM" \
       --name=rd --filename=r --rw=randread --bs=16k --iodepth=1 \
       --name=wr --filename=w --rw=write --bs=1m --iodepth=32 | python3 -c '
 import json, sys
@@ -51,10 +60,10 @@ done
   echo
   echo "## fio, mixed workload on vda, none vs mq-deadline ($(date -u '+%Y-%m-%d %H:%M UTC'))"
   echo
-  echo "fio-$(fio --version | sed 's/fio-//'); $ROUNDS rounds of 8 s (1 s ramp) per scheduler; load average $(cut -d' ' -f1-3 /proc/loadavg)."
+  echo "fio-$(fio --version | sed 's/fio-//'); --mem=$MEM; $ROUNDS rounds of 8 s (1 s ramp) per scheduler; load average $(cut -d' ' -f1-3 /proc/loadavg)."
   echo
   cat "$OUT"
   echo
-  echo "Reproduce (as root): \`bench/fio-mixed.sh $ROUNDS\`."
+  echo "Reproduce (as root): \`MEM=$MEM bench/fio-mixed.sh $ROUNDS\`."
 } | tee -a bench/RESULTS.md
 rm -f "$OUT"

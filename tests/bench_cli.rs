@@ -113,6 +113,44 @@ fn every_rw_mode_and_engine_transfers_io_size() {
 /// that leaves I/Os queued when the depth is reached (3 of 8), transfers
 /// exactly io_size, and a batch other than 1 shows in the fio options.
 #[test]
+fn mem_option_places_buffers_and_transfers_io_size() {
+    let t = tmpdir();
+    for (mem, shown) in [
+        ("auto", None),
+        ("malloc", Some("mem=malloc")),
+        ("mmaphuge", Some("mem=mmaphuge")),
+    ] {
+        for rw in ["write", "read"] {
+            let r = bench_json(&[
+                "--rw",
+                rw,
+                "--bs",
+                "1m",
+                "--size",
+                "8m",
+                "--direct=1",
+                "--iodepth",
+                "4",
+                "--mem",
+                mem,
+                "--directory",
+                d(t.path()),
+            ]);
+            let job = &r["result"]["jobs"][0];
+            assert_eq!(u(&job[rw]["total_ios"]), 8, "{rw} mem {mem}");
+            let opts = job["options"].as_str().unwrap();
+            match shown {
+                Some(s) => assert!(opts.contains(s), "{opts}"),
+                None => assert!(!opts.contains("mem="), "{opts}"),
+            }
+        }
+    }
+    let e = bench_err(&["--rw", "read", "--mem", "shm", "--directory", d(t.path())]);
+    assert!(e.contains("mem") && e.contains("mmaphuge"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+}
+
+#[test]
 fn submit_batch_option_transfers_io_size() {
     let t = tmpdir();
     for (batch, shown) in [

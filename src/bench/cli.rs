@@ -118,6 +118,11 @@ pub struct BenchArgs {
     /// sync|io_uring|auto (default auto: io_uring when iodepth > 1).
     #[arg(long)]
     pub ioengine: Option<String>,
+    /// Where the I/O buffers live: malloc (4 KiB pages, fio's default),
+    /// mmaphuge (huge pages) or auto (default: huge from 2 MiB of buffers
+    /// per thread, e.g. 1 MiB x depth 2).
+    #[arg(long, visible_alias = "iomem", value_name = "MEM")]
+    pub mem: Option<String>,
     /// A raw block device instead of files (needs --allow-raw-device).
     #[arg(long, value_name = "DEV")]
     pub filename: Option<PathBuf>,
@@ -146,6 +151,7 @@ impl BenchArgs {
         put("io_size", &self.io_size);
         put("nrfiles", &self.nrfiles);
         put("ioengine", &self.ioengine);
+        put("mem", &self.mem);
         if let Some(f) = &self.filename {
             v.push(("filename", f.display().to_string()));
         }

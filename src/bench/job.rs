@@ -96,6 +96,54 @@ impl EngineKind {
     }
 }
 
+/// Where a thread's I/O buffers live (fio's `mem`).
+///
+/// The layout decides what reaches the device: a 1 MiB I/O from 4 KiB pages
+/// is a list of up to 256 page segments, and a loop device (128 segments at
+/// most) split each into two 512 KiB requests here, where fio's buffers
+/// happened to be contiguous enough to stay whole (measured with
+/// /sys/block/loopN/stat: bench/RESULTS.md, "request shape"). On huge pages
+/// a 1 MiB I/O is one segment, whatever the allocator did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mem {
+    /// Huge pages when the thread's buffers add up to 2 MiB or more
+    /// (1 MiB x depth 2 and up); 4 KiB pages below, where rounding up to a
+    /// huge page bought nothing measurable.
+    #[default]
+    Auto,
+    /// 4 KiB pages (fio's default, `malloc`).
+    Malloc,
+    /// Transparent huge pages (fio's `mmaphuge` uses hugetlbfs pages, which
+    /// must be reserved first; THP needs no reservation and falls back to
+    /// 4 KiB pages where the kernel has it off).
+    Mmaphuge,
+}
+
+impl Mem {
+    pub fn parse(s: &str) -> Result<Mem> {
+        Ok(match s {
+            "auto" => Mem::Auto,
+            "malloc" => Mem::Malloc,
+            "mmaphuge" | "shmhuge" | "huge" => Mem::Mmaphuge,
+            _ => bail!(Fix::new(
+                format!("unknown mem {s:?}"),
+                "use malloc (4 KiB pages), mmaphuge (huge pages) or auto"
+            )),
+        })
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mem::Auto => "auto",
+            Mem::Malloc => "malloc",
+            Mem::Mmaphuge => "mmaphuge",
+        }
+    }
+    fn is_auto(&self) -> bool {
+        *self == Mem::Auto
+    }
+}
+
 /// One job: `numjobs` threads doing the same kind of I/O on the job's files.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobSpec {
@@ -123,6 +171,9 @@ pub struct JobSpec {
     pub io_size: Option<u64>,
     pub nrfiles: u32,
     pub ioengine: EngineKind,
+    /// Where the I/O buffers live (fio's `mem`; absent in JSON when auto).
+    #[serde(default, skip_serializing_if = "Mem::is_auto")]
+    pub mem: Mem,
     /// A raw block device (or one named file) instead of laid-out files.
     pub filename: Option<PathBuf>,
 }
@@ -149,6 +200,7 @@ impl Default for JobSpec {
             io_size: None,
             nrfiles: 1,
             ioengine: EngineKind::Auto,
+            mem: Mem::Auto,
             filename: None,
         }
     }
@@ -253,6 +305,11 @@ pub const OPTIONS: &[OptDef] = &[
         help: "sync|io_uring|auto",
     },
     OptDef {
+        name: "mem",
+        scope: Scope::Job,
+        help: "I/O buffers on malloc (4 KiB pages), mmaphuge (huge pages) or auto (huge from 2 MiB of buffers)",
+    },
+    OptDef {
         name: "filename",
         scope: Scope::Job,
         help: "raw block device to use instead of files",
@@ -280,6 +337,9 @@ pub fn canonical(key: &str) -> Option<&'static OptDef> {
     // fio's older name for the same option.
     if k == "iodepth_batch" {
         k = "iodepth_batch_submit".into();
+    }
+    if k == "iomem" {
+        k = "mem".into();
     }
     OPTIONS.iter().find(|o| o.name == k)
 }
@@ -395,6 +455,7 @@ impl JobSpec {
                 self.nrfiles = n as u32
             }
             "ioengine" => self.ioengine = EngineKind::parse(v)?,
+            "mem" => self.mem = Mem::parse(v)?,
             "filename" => self.filename = Some(PathBuf::from(v)),
             other => bail!(Fix::new(
                 format!("{other} applies to the whole workload, not to one job"),
@@ -448,6 +509,15 @@ impl JobSpec {
         }
     }
 
+    /// Whether a thread's `depth` buffers of `bs` go on huge pages.
+    pub fn huge_buffers(&self, depth: usize) -> bool {
+        match self.mem {
+            Mem::Auto => self.bs as usize * depth >= crate::bench::engine::HUGE_BUFFERS_FROM,
+            Mem::Malloc => false,
+            Mem::Mmaphuge => true,
+        }
+    }
+
     /// Bytes of one file of the job.
     pub fn file_size(&self) -> u64 {
         // Whole blocks only, so every offset is a full, aligned block.
@@ -470,6 +540,9 @@ impl JobSpec {
         );
         if matches!(self.rw, Rw::RandRw | Rw::ReadWrite) {
             s += &format!(" rwmixread={}", self.rwmixread);
+        }
+        if self.mem != Mem::Auto {
+            s += &format!(" mem={}", self.mem.as_str());
         }
         if self.iodepth_batch_submit != 1 && self.iodepth > 1 {
             s += &format!(" iodepth_batch_submit={}", self.iodepth_batch_submit);
@@ -553,6 +626,32 @@ mod tests {
         assert_eq!(j.engine(), EngineKind::IoUring);
         j.ioengine = EngineKind::Sync;
         assert_eq!(j.engine(), EngineKind::Sync);
+    }
+
+    #[test]
+    fn mem_follows_fio_and_auto_goes_huge_from_2_mib() {
+        let mut j = JobSpec::default();
+        j.set("bs", "1m").unwrap();
+        assert!(j.huge_buffers(2), "1 MiB x 2 = 2 MiB: huge");
+        assert!(!j.huge_buffers(1), "1 MiB x 1: 4 KiB pages");
+        j.set("bs", "16k").unwrap();
+        assert!(!j.huge_buffers(32), "16 KiB x 32 = 512 KiB: 4 KiB pages");
+        j.set("iomem", "mmaphuge").unwrap();
+        assert!(j.huge_buffers(1));
+        assert!(j.describe().contains("mem=mmaphuge"));
+        j.set("mem", "malloc").unwrap();
+        j.set("bs", "1m").unwrap();
+        assert!(!j.huge_buffers(64));
+        assert!(j.describe().contains("mem=malloc"));
+        j.set("mem", "auto").unwrap();
+        assert!(!j.describe().contains("mem="));
+        let e = j.set("mem", "cudamalloc").unwrap_err().to_string();
+        assert!(e.contains("mem") && e.contains("malloc"), "{e}");
+        // JSON: absent when auto (older readers unchanged), named otherwise.
+        let v = serde_json::to_value(&j).unwrap();
+        assert!(v.get("mem").is_none());
+        j.set("mem", "huge").unwrap();
+        assert_eq!(serde_json::to_value(&j).unwrap()["mem"], "mmaphuge");
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub fn run_hooked(
                 EngineKind::IoUring => job.iodepth as usize,
                 _ => 1,
             };
-            let bufs = Buffers::new(job.bs as usize, depth);
+            let bufs = Buffers::new(job.bs as usize, depth, job.huge_buffers(depth));
             let engine: Box<dyn Engine + Send> = match kind {
                 EngineKind::IoUring => {
                     Box::new(UringEngine::new(fds.raw(), bufs, job.submit_batch())?)

@@ -41,6 +41,9 @@ pub trait Engine {
     fn reap(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> Result<()>;
 }
 
+/// With `mem=auto`, a thread's buffers go on huge pages from this many bytes.
+pub const HUGE_BUFFERS_FROM: usize = 2 << 20;
+
 /// `depth` page-aligned buffers of `bs` bytes, allocated once per thread:
 /// O_DIRECT needs the alignment, and the hot loop must not allocate. Write
 /// buffers hold random bytes so nothing below can compress or dedupe them.
@@ -51,17 +54,15 @@ pub struct Buffers {
 }
 
 impl Buffers {
-    /// A set of at least 2 MiB goes on transparent huge pages: each large
-    /// I/O is then one physically contiguous segment instead of a 4 KiB page
-    /// list for the device (and a loop device's copy) to walk. Measured with
-    /// bench/engine-variants/seq-ab.sh (1 MiB reads at depth 16, RAM-backed
-    /// loop, 10 alternating rounds): 7133 MiB/s on huge pages against 5682
-    /// on 4 KiB pages, fio 6114. Smaller sets (16 KiB x 32) stay on 4 KiB
-    /// pages: rounding them up to 2 MiB bought nothing measurable.
-    pub fn new(bs: usize, depth: usize) -> Buffers {
-        const HUGE: usize = 2 << 20;
+    /// `huge`: on transparent huge pages (see [`crate::bench::job::Mem`]);
+    /// each large I/O is then one physically contiguous segment instead of
+    /// a 4 KiB page list for the device (and a loop device's copy) to walk.
+    /// Measured with bench/engine-variants/seq-ab.sh (1 MiB reads at depth
+    /// 16, RAM-backed loop, 10 alternating rounds): 7133 MiB/s on huge pages
+    /// against 5682 on 4 KiB pages, fio 6114.
+    pub fn new(bs: usize, depth: usize, huge: bool) -> Buffers {
         let len = bs * depth;
-        let mut buf = if len >= HUGE {
+        let mut buf = if huge {
             crate::aligned::AlignedBuf::new_huge(len)
         } else {
             crate::aligned::AlignedBuf::new(len)
@@ -133,15 +134,18 @@ mod tests {
     }
 
     #[test]
-    fn large_buffer_sets_sit_on_huge_pages() {
-        let big = Buffers::new(1 << 20, 16);
+    fn huge_buffers_sit_on_huge_pages() {
+        let big = Buffers::new(1 << 20, 16, true);
         let p = big.slot_ptr(0) as usize;
         assert_eq!(p % (2 << 20), 0, "a 16 MiB set is 2 MiB aligned");
         let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
             .unwrap_or_default();
         if !thp.is_empty() && !thp.contains("[never]") {
             let kb = anon_huge_kb(p).expect("the buffer's mapping is in smaps");
-            assert!(kb >= 2048, "expected huge pages under the buffers, got {kb} kB");
+            assert!(
+                kb >= 2048,
+                "expected huge pages under the buffers, got {kb} kB"
+            );
         }
         // Slots are bs apart and writable end to end.
         let last = big.slot_ptr(15);
@@ -149,7 +153,7 @@ mod tests {
         // SAFETY: slot 15 holds bs (1 MiB) bytes of the allocation.
         unsafe { std::ptr::write_bytes(last, 7, 1 << 20) };
 
-        let small = Buffers::new(16 << 10, 32);
+        let small = Buffers::new(16 << 10, 32, false);
         assert_eq!(small.slot_ptr(0) as usize % 4096, 0, "O_DIRECT alignment");
     }
 }
