@@ -11,9 +11,14 @@
 # Every run checks that the disk is back on the scheduler it had.
 #
 # Usage (as root): bench/sweep-sequential.sh [N] [SEQ_TRIAL]   (defaults 10, 4s: the mixed workload's measured minimum)
+#   env: WORKLOAD=mixed SCHEDS=none,mq-deadline OBJECTIVE=latency (the
+#   verdict column shows p99 for latency, throughput otherwise)
 set -euo pipefail
 N=${1:-10}
 SEQ_TRIAL=${2:-4s}
+WORKLOAD=${WORKLOAD:-mixed}
+SCHEDS=${SCHEDS:-none,mq-deadline}
+OBJECTIVE=${OBJECTIVE:-latency}
 HERE=$(cd "$(dirname "$0")" && pwd)
 INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$HERE/../target}/release/innotune}
 WORK=$(mktemp -d /var/tmp/innotune-sweep-seq.XXXXXX)
@@ -36,7 +41,7 @@ PARENT=$(lsblk -no PKNAME "$SRC" | head -1)
 DISK=${PARENT:-$(basename "$SRC")}
 active() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$DISK/queue/scheduler"; }
 BEFORE=$(active)
-COMMON=(--device "$DISK" --schedulers none,mq-deadline --workload mixed --objective latency --warmup 1s --choose)
+COMMON=(--device "$DISK" --schedulers "$SCHEDS" --workload "$WORKLOAD" --objective "$OBJECTIVE" --warmup 1s --choose)
 FIXED=(--rounds 5 --trial 8s)
 SEQ=(--sequential --rounds 8 --trial "$SEQ_TRIAL")
 run() { # name, args...
@@ -61,9 +66,11 @@ for i in $(seq 1 "$N"); do
 done
 CMD_FIXED="innotune sweep MNT ${COMMON[*]} ${FIXED[*]}"
 CMD_SEQ="innotune sweep MNT ${COMMON[*]} ${SEQ[*]}"
-python3 - "$WORK" "$HERE/RESULTS.md" "$N" "$CMD_FIXED" "$CMD_SEQ" "$DISK" "$BEFORE" "$SEQ_TRIAL" <<'PY'
+python3 - "$WORK" "$HERE/RESULTS.md" "$N" "$CMD_FIXED" "$CMD_SEQ" "$DISK" "$BEFORE" "$SEQ_TRIAL" "$WORKLOAD" "$SCHEDS" "$OBJECTIVE" <<'PY'
 import json, sys, time, statistics as st
-work, results, n, cmd_fixed, cmd_seq, disk, before, seq_trial = sys.argv[1:9]
+work, results, n, cmd_fixed, cmd_seq, disk, before, seq_trial, workload, scheds, objective = sys.argv[1:12]
+metric = "p99" if objective == "latency" else "throughput"
+env = "" if (workload, scheds, objective) == ("mixed", "none,mq-deadline", "latency") else f"WORKLOAD={workload} SCHEDS={scheds} OBJECTIVE={objective} "
 n = int(n)
 def load(name):
     r = json.load(open(f"{work}/{name}.json"))["result"]
@@ -72,7 +79,7 @@ def load(name):
 def answer(r):
     rec = r["recommendation"]
     v = r["verdicts"][0]
-    return f"{rec['action']} {rec.get('setting', 'current')} (p99 {v['verdict']})"
+    return f"{rec['action']} {rec.get('setting', 'current')} ({metric} {v[metric]['verdict']})"
 rows, ratios, rratios, same, rounds = [], [], [], 0, []
 for i in range(1, n + 1):
     f, fw, fl, fa = load(f"fixed.{i}")
@@ -85,15 +92,15 @@ for i in range(1, n + 1):
     ratios.append(fw / sw)
     rratios.append(f["rounds_s"] / s["rounds_s"])
     same += answer(f) == answer(s)
-    fp = f["verdicts"][0]["p99"]; sp = v["p99"]
+    fp = f["verdicts"][0][metric]; sp = v[metric]
     rows.append(f"| {i} | {'fixed first' if i % 2 else 'sequential first'} | {fw:.0f} | {f['rounds_s']:.0f} | {answer(f)}, ratio {fp['ratio']:.2f}, p {fp['p_value']:.4f} | {sw:.0f} | {s['rounds_s']:.0f} | {at} | {answer(s)}, ratio {sp['ratio']:.2f}, p {sp['p_value']:.4f} ≤ {reached['level']:.4f} | {fw/sw:.2f}× | {fl} / {sl} | {fa}, {sa} |")
-out = [f"\n## sweep, fixed vs sequential, mixed workload, none vs mq-deadline on {disk} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n",
+out = [f"\n## sweep, fixed vs sequential, {workload} workload, {scheds.replace(',', ' vs ')} on {disk} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n",
        f"{n} runs, each a fixed 5-round sweep of 8 s trials and a sequential sweep (at most 8 rounds of {seq_trial} trials), in alternating order, on a fresh loop device whose backing file is on {disk}; only {disk} is switched (was {before}). "
        "Wall = the whole command (layout of the 2 GiB of work files included); rounds = `rounds_s`, first trial to last.\n",
        "| run | order | fixed wall s | fixed rounds s | fixed answer | sequential wall s | sequential rounds s | verdict reached at | sequential answer | wall ratio | load avg (fixed / seq) | scheduler after |",
        "|---:|---|---:|---:|---|---:|---:|---|---|---:|---|---|"] + rows
 out.append(f"\nSame answer in **{same} of {n}** runs. Wall time fixed/sequential: median **{st.median(ratios):.2f}×** (min {min(ratios):.2f}×, max {max(ratios):.2f}×); rounds only: median **{st.median(rratios):.2f}×** (min {min(rratios):.2f}×). Sequential rounds run: {', '.join(map(str, rounds))}.\n")
-out.append(f"Reproduce (as root): `bench/sweep-sequential.sh {n} {seq_trial}`, which runs `{cmd_fixed}` and `{cmd_seq}` on a fresh loop device.\n")
+out.append(f"Reproduce (as root): `{env}bench/sweep-sequential.sh {n} {seq_trial}`, which runs `{cmd_fixed}` and `{cmd_seq}` on a fresh loop device.\n")
 open(results, "a").write("\n".join(out) + "\n")
 print("\n".join(out))
 PY

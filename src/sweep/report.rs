@@ -279,10 +279,22 @@ fn document(r: &SweepReport) -> Document {
         objective_name(r.objective)
     ));
     }
+    // A pairwise comparison of the same two candidates on the same workload
+    // as a verdict against the baseline (with --choose, when the baseline is
+    // one of them) says the same thing: note it once.
+    let same = |a: &WorkloadVerdict, b: &WorkloadVerdict| {
+        a.workload == b.workload
+            && ((a.candidate == b.candidate && a.baseline == b.baseline)
+                || (a.candidate == b.baseline && a.baseline == b.candidate))
+    };
+    let pairwise = r
+        .pairwise
+        .iter()
+        .filter(|p| !r.verdicts.iter().any(|v| same(v, p)));
     for v in r
         .verdicts
         .iter()
-        .chain(&r.pairwise)
+        .chain(pairwise)
         .filter(|v| v.verdict != Verdict::NoSignificantDifference)
     {
         let tone = if v.verdict == Verdict::Better {
@@ -783,6 +795,21 @@ mod tests {
         let mut out = Vec::new();
         e.export(&r.document(), &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_pairwise_duplicate_of_a_verdict_is_noted_once() {
+        let mut r = report();
+        let v = r
+            .verdicts
+            .iter()
+            .find(|v| v.verdict != Verdict::NoSignificantDifference)
+            .expect("the sample report has a verdict")
+            .clone();
+        let key = format!("{} vs {} on {}", v.candidate, v.baseline, v.workload);
+        r.pairwise = vec![v];
+        let doc = format!("{:?}", r.document());
+        assert_eq!(doc.matches(&key).count(), 1, "{doc}");
     }
 
     #[test]
