@@ -8,18 +8,22 @@
 # Prints per round: A MiB/s, B MiB/s, fio MiB/s; then medians and ratios.
 # Usage (as root): bench/engine-variants/seq-ab.sh A B
 #   env: R=10 T=5 RW=read QD=16 BS=1m SIZE_MB=512 AFLAGS= BFLAGS= FIOFLAGS=
-#   (FIOFLAGS=--mem=mmaphuge needs hugetlb pages: sysctl vm.nr_hugepages=16)
+#   (with FIOFLAGS=--mem=mmaphuge the script reserves 16 hugetlb pages,
+#   vm.nr_hugepages, and puts the old value back on exit)
 set -euo pipefail
 A=$1; B=$2; R=${R:-10}; T=${T:-5}; RW=${RW:-read}; QD=${QD:-16}; BS=${BS:-1m}
 SIZE_MB=${SIZE_MB:-512}; AFLAGS=${AFLAGS:-}; BFLAGS=${BFLAGS:-}; FIOFLAGS=${FIOFLAGS:-}
 W=$(mktemp -d /var/tmp/innotune-seq-ab.XXXXXX); L=""
+OLD_HUGE=$(cat /proc/sys/vm/nr_hugepages)
 cleanup() {
   set +e
   [ -n "$L" ] && losetup -d "$L"
+  echo "$OLD_HUGE" > /proc/sys/vm/nr_hugepages
   for _ in $(seq 20); do mountpoint -q "$W/ram" || break; umount "$W/ram" 2>/dev/null || sleep 0.5; done
   rm -rf "$W"
 }
 trap cleanup EXIT INT TERM
+case "$FIOFLAGS" in *huge*) [ "$OLD_HUGE" -ge 16 ] || echo 16 > /proc/sys/vm/nr_hugepages ;; esac
 mkdir -p "$W/ram" "$W/state"
 mount -t tmpfs -o size=$((SIZE_MB + 64))m tmpfs "$W/ram"
 dd if=/dev/urandom of="$W/ram/backing" bs=1M count="$SIZE_MB" status=none
