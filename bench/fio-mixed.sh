@@ -18,30 +18,19 @@ cd "$(dirname "$0")/.."
 ROUNDS=${1:-4}
 MEM=${MEM:-malloc}
 case "$MEM" in malloc|mmaphuge) ;; *) echo "fio-mixed: MEM must be malloc or mmaphuge" >&2; exit 2 ;; esac
-OLD_HUGE=$(cat /proc/sys/vm/nr_hugepages)
 command -v fio >/dev/null || { echo "fio-mixed: fio is not installed (apt-get install fio)" >&2; exit 2; }
-W=$(mktemp -d /var/tmp/innotune-fio-mixed.XXXXXX)
+. bench/lib.sh
 BEFORE=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/block/vda/queue/scheduler)
-L=""
-cleanup() {
-  set +e
-  for _ in $(seq 40); do mountpoint -q "$W/mnt" || break; umount "$W/mnt" 2>/dev/null || sleep 0.25; done
-  [ -n "$L" ] && losetup -d "$L"
-  echo "$BEFORE" > /sys/block/vda/queue/scheduler
-  echo "$OLD_HUGE" > /proc/sys/vm/nr_hugepages
-  rm -rf "$W"
-}
-trap cleanup EXIT INT TERM
-if [ "$MEM" = mmaphuge ] && [ "$OLD_HUGE" -lt 24 ]; then echo 24 > /proc/sys/vm/nr_hugepages; fi
-mkdir -p "$W/mnt"
+bench_undo "echo $BEFORE > /sys/block/vda/queue/scheduler"
+if [ "$MEM" = mmaphuge ]; then bench_hugepages 24; fi
+bench_workdir fio-mixed; W=$WORK
 truncate -s 3G "$W/backing"
-L=$(losetup --direct-io=on -f --show "$W/backing")
-mkfs.ext4 -q "$L"
-mount "$L" "$W/mnt"
+bench_loop "$W/backing"; L=$LOOP
+bench_ext4 "$L" "$W/mnt"
 for f in r w; do
   fio --name=lay --directory="$W/mnt" --filename=$f --size=1g --rw=write --bs=1m --direct=1 --output-format=terse > /dev/null
 done
-OUT=$(mktemp)
+OUT=$W/table.md
 echo "| round | vda scheduler | reads completed | read p99 ms | read max ms | write MB/s |" > "$OUT"
 echo "|---:|---|---:|---:|---:|---:|" >> "$OUT"
 for r in $(seq "$ROUNDS"); do
@@ -66,4 +55,3 @@ done
   echo
   echo "Reproduce (as root): \`MEM=$MEM bench/fio-mixed.sh $ROUNDS\`."
 } | tee -a bench/RESULTS.md
-rm -f "$OUT"

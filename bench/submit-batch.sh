@@ -24,22 +24,13 @@ INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-target}/release/innotune}
 [ -x "$INNOTUNE" ] || { echo "submit-batch: build first (cargo build --release) or set INNOTUNE" >&2; exit 2; }
 command -v fio >/dev/null || { echo "submit-batch: fio is not installed (apt-get install fio)" >&2; exit 2; }
 
-WORK=$(mktemp -d /var/tmp/innotune-submit-batch.XXXXXX)
-LOOP=""
-cleanup() {
-  set +e
-  for _ in $(seq 40); do mountpoint -q "$WORK/mnt" || break; umount "$WORK/mnt" 2>/dev/null || sleep 0.25; done
-  [ -n "$LOOP" ] && losetup -d "$LOOP"
-  for _ in $(seq 10); do mountpoint -q "$WORK/ram" || break; umount "$WORK/ram" 2>/dev/null || sleep 0.5; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-mkdir -p "$WORK/ram" "$WORK/mnt" "$WORK/state"
-mount -t tmpfs -o size=1800m tmpfs "$WORK/ram"
+. bench/lib.sh
+bench_workdir submit-batch
+mkdir -p "$WORK/state"
+bench_tmpfs "$WORK/ram" 1800
 truncate -s 1700M "$WORK/ram/backing"
-LOOP=$(losetup --direct-io=on -f --show "$WORK/ram/backing")
-mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
-mount "$LOOP" "$WORK/mnt"
+bench_loop "$WORK/ram/backing"
+bench_ext4 "$LOOP" "$WORK/mnt"
 export INNOTUNE_STATE_DIR="$WORK/state"
 # innotune lays the file out; fio then runs on that very file.
 "$INNOTUNE" --format json bench --name sb --directory "$WORK/mnt" --rw write --bs 1m --iodepth 4 --direct=1 --size 1g > /dev/null

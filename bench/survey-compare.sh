@@ -44,36 +44,20 @@ fi
 command -v fio >/dev/null || { echo "survey-compare: fio is not installed (apt-get install fio)" >&2; exit 2; }
 export INNOTUNE_STATE_DIR=${INNOTUNE_STATE_DIR:-/tmp/innotune-survey-compare-state}
 
-WORK=$(mktemp -d /var/tmp/innotune-survey-compare.XXXXXX)
-LOOPS=()
-OLD_HUGE=$(cat /proc/sys/vm/nr_hugepages)
-cleanup() {
-  set +e
-  echo "$OLD_HUGE" > /proc/sys/vm/nr_hugepages
-  for l in "${LOOPS[@]}"; do
-    echo none > "/sys/block/${l#/dev/}/queue/scheduler" 2>/dev/null
-    losetup -d "$l"
-  done
-  # A detached loop device lets go of its file a moment later: retry.
-  for _ in $(seq 20); do
-    mountpoint -q "$WORK/ram" || break
-    umount "$WORK/ram" 2>/dev/null || sleep 0.5
-  done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
-[ "$OLD_HUGE" -ge 24 ] || echo 24 > /proc/sys/vm/nr_hugepages
+. bench/lib.sh
+bench_workdir survey-compare
+bench_hugepages 24
 DATA=$WORK
 if [ "$BACKING" = ram ]; then
   DATA=$WORK/ram
-  mkdir -p "$DATA"
-  mount -t tmpfs -o size=$((2 * SIZE_MB + 64))m tmpfs "$DATA"
+  bench_tmpfs "$DATA" $((2 * SIZE_MB + 64))
 fi
+LOOPS=()
 for n in a b; do
   dd if=/dev/urandom of="$DATA/$n" bs=1M count="$SIZE_MB" status=none
   sync "$DATA/$n"
-  LOOPS+=("$(losetup --direct-io=on -f --show "$DATA/$n")")
+  bench_loop "$DATA/$n"
+  LOOPS+=("$LOOP")
 done
 
 python3 - "$INNOTUNE" "$ROUNDS" "$RUNTIME" "$SIZE_MB" "$VDA" "$BACKING" "${LOOPS[@]}" <<'PY'

@@ -16,20 +16,11 @@ ROUNDS=${1:-6}
 TRIAL=${2:-8s}
 HERE=$(cd "$(dirname "$0")" && pwd)
 INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$HERE/../target}/release/innotune}
-WORK=$(mktemp -d /var/tmp/innotune-sweep-mixed.XXXXXX)
-LOOP=""
-cleanup() {
-  set +e
-  for _ in $(seq 40); do mountpoint -q "$WORK/mnt" || break; umount "$WORK/mnt" 2>/dev/null || sleep 0.25; done
-  [ -n "$LOOP" ] && losetup -d "$LOOP"
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+. "$HERE/lib.sh"
+bench_workdir sweep-mixed
 truncate -s 3G "$WORK/backing"
-LOOP=$(losetup --direct-io=on -f --show "$WORK/backing")
-mkfs.ext4 -q "$LOOP"
-mkdir "$WORK/mnt"
-mount "$LOOP" "$WORK/mnt"
+bench_loop "$WORK/backing"
+bench_ext4 "$LOOP" "$WORK/mnt"
 DEVICE=()
 case "$LAYER" in
   all) ;;

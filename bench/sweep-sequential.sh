@@ -21,21 +21,12 @@ SCHEDS=${SCHEDS:-none,mq-deadline}
 OBJECTIVE=${OBJECTIVE:-latency}
 HERE=$(cd "$(dirname "$0")" && pwd)
 INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$HERE/../target}/release/innotune}
-WORK=$(mktemp -d /var/tmp/innotune-sweep-seq.XXXXXX)
+. "$HERE/lib.sh"
+bench_workdir sweep-seq
 export INNOTUNE_STATE_DIR=${INNOTUNE_STATE_DIR:-$WORK/state}
-LOOP=""
-cleanup() {
-  set +e
-  for _ in $(seq 40); do mountpoint -q "$WORK/mnt" || break; umount "$WORK/mnt" 2>/dev/null || sleep 0.25; done
-  if [ -n "$LOOP" ]; then echo none > "/sys/block/$(basename "$LOOP")/queue/scheduler"; losetup -d "$LOOP"; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
 truncate -s 3G "$WORK/backing"
-LOOP=$(losetup --direct-io=on -f --show "$WORK/backing")
-mkfs.ext4 -q "$LOOP"
-mkdir "$WORK/mnt"
-mount "$LOOP" "$WORK/mnt"
+bench_loop "$WORK/backing"
+bench_ext4 "$LOOP" "$WORK/mnt"
 SRC=$(findmnt -no SOURCE -T "$WORK/backing")
 PARENT=$(lsblk -no PKNAME "$SRC" | head -1)
 DISK=${PARENT:-$(basename "$SRC")}

@@ -13,22 +13,15 @@ ROUNDS=${1:-5}
 RUNTIME=${2:-10s}
 HERE=$(cd "$(dirname "$0")" && pwd)
 INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$HERE/../target}/release/innotune}
-WORK=$(mktemp -d /var/tmp/innotune-trace-overhead.XXXXXX)
-LOOP="" TRACER=""
+. "$HERE/lib.sh"
+bench_workdir trace-overhead
 export INNOTUNE_STATE_DIR="$WORK/state"
-cleanup() {
-  set +e
-  [ -n "$TRACER" ] && kill -INT "$TRACER" 2>/dev/null && wait "$TRACER"
-  for _ in $(seq 40); do mountpoint -q "$WORK/mnt" || break; umount "$WORK/mnt" 2>/dev/null || sleep 0.25; done
-  [ -n "$LOOP" ] && losetup -d "$LOOP"
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+mkdir -p "$WORK/state"
 truncate -s 3G "$WORK/backing"
-LOOP=$(losetup --direct-io=on -f --show "$WORK/backing")
-mkfs.ext4 -q "$LOOP"
-mkdir -p "$WORK/mnt" "$WORK/state"
-mount "$LOOP" "$WORK/mnt"
+bench_loop "$WORK/backing"
+bench_ext4 "$LOOP" "$WORK/mnt"
+TRACER=""
+bench_undo '[ -n "$TRACER" ] && kill -INT "$TRACER" 2>/dev/null && wait "$TRACER"'
 iops() {
   "$INNOTUNE" bench --preset mixed --directory "$WORK/mnt" --size 512m --runtime "$RUNTIME" --format json |
     python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]["result"]; print(sum(j.get(d,{}).get("iops_per_s",0) for j in r["jobs"] for d in ("read","write")))'

@@ -10,18 +10,12 @@
 # Usage (as root): bench/engine-variants/getevents-ab.sh A B   env: R=6 T=5 RW=randread QD=32 BS=16k
 set -euo pipefail
 A=$1; B=$2; R=${R:-6}; T=${T:-5}; RW=${RW:-randread}; QD=${QD:-32}; BS=${BS:-16k}
-W=$(mktemp -d /var/tmp/innotune-getevents-ab.XXXXXX); L=""
-cleanup() {
-  set +e
-  for _ in $(seq 40); do mountpoint -q "$W/mnt" || break; umount "$W/mnt" 2>/dev/null || sleep 0.25; done
-  [ -n "$L" ] && losetup -d "$L"
-  for _ in $(seq 10); do mountpoint -q "$W/ram" || break; umount "$W/ram" 2>/dev/null || sleep 0.5; done
-  rm -rf "$W"
-}
-trap cleanup EXIT INT TERM
-mkdir -p "$W/ram" "$W/mnt" "$W/state"
-mount -t tmpfs -o size=1800m tmpfs "$W/ram"; truncate -s 1700M "$W/ram/backing"
-L=$(losetup --direct-io=on -f --show "$W/ram/backing"); mkfs.ext4 -q "$L"; mount "$L" "$W/mnt"
+. "$(dirname "$0")/../lib.sh"
+bench_workdir getevents-ab; W=$WORK
+mkdir -p "$W/state"
+bench_tmpfs "$W/ram" 1800; truncate -s 1700M "$W/ram/backing"
+bench_loop "$W/ram/backing"; L=$LOOP
+bench_ext4 "$L" "$W/mnt"
 export INNOTUNE_STATE_DIR=$W/state
 "$A" --format json bench --name sb --directory "$W/mnt" --rw write --bs 1m --iodepth 4 --direct=1 --size 1g > /dev/null
 it() { "$1" --format json bench --name sb --directory "$W/mnt" --rw "$RW" --bs "$BS" --iodepth "$QD" --direct=1 --size 1g --runtime "${T}s" | python3 -c '

@@ -9,21 +9,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 INNOTUNE=${1:-target/release/innotune}; T=${T:-3}
-W=$(mktemp -d /var/tmp/innotune-request-shape.XXXXXX); L=""
-OLD_HUGE=$(cat /proc/sys/vm/nr_hugepages)
-cleanup() {
-  set +e
-  [ -n "$L" ] && losetup -d "$L"
-  echo "$OLD_HUGE" > /proc/sys/vm/nr_hugepages
-  for _ in $(seq 20); do mountpoint -q "$W/ram" || break; umount "$W/ram" 2>/dev/null || sleep 0.5; done
-  rm -rf "$W"
-}
-trap cleanup EXIT INT TERM
-[ "$OLD_HUGE" -ge 16 ] || echo 16 > /proc/sys/vm/nr_hugepages
-mkdir -p "$W/ram" "$W/state"
-mount -t tmpfs -o size=600m tmpfs "$W/ram"
+. bench/lib.sh
+bench_workdir request-shape; W=$WORK
+bench_hugepages 16
+mkdir -p "$W/state"
+bench_tmpfs "$W/ram" 600
 dd if=/dev/urandom of="$W/ram/b" bs=1M count=512 status=none
-L=$(losetup --direct-io=on -f --show "$W/ram/b"); N=${L#/dev/}
+bench_loop "$W/ram/b"; L=$LOOP; N=${L#/dev/}
 export INNOTUNE_STATE_DIR=$W/state
 st() { awk '{print $1, $3}' "/sys/block/$N/stat"; }
 measure() { # label, command...

@@ -13,21 +13,13 @@
 set -euo pipefail
 A=$1; B=$2; R=${R:-10}; T=${T:-5}; RW=${RW:-read}; QD=${QD:-16}; BS=${BS:-1m}
 SIZE_MB=${SIZE_MB:-512}; AFLAGS=${AFLAGS:-}; BFLAGS=${BFLAGS:-}; FIOFLAGS=${FIOFLAGS:-}
-W=$(mktemp -d /var/tmp/innotune-seq-ab.XXXXXX); L=""
-OLD_HUGE=$(cat /proc/sys/vm/nr_hugepages)
-cleanup() {
-  set +e
-  [ -n "$L" ] && losetup -d "$L"
-  echo "$OLD_HUGE" > /proc/sys/vm/nr_hugepages
-  for _ in $(seq 20); do mountpoint -q "$W/ram" || break; umount "$W/ram" 2>/dev/null || sleep 0.5; done
-  rm -rf "$W"
-}
-trap cleanup EXIT INT TERM
-case "$FIOFLAGS" in *huge*) [ "$OLD_HUGE" -ge 16 ] || echo 16 > /proc/sys/vm/nr_hugepages ;; esac
-mkdir -p "$W/ram" "$W/state"
-mount -t tmpfs -o size=$((SIZE_MB + 64))m tmpfs "$W/ram"
+. "$(dirname "$0")/../lib.sh"
+bench_workdir seq-ab; W=$WORK
+case "$FIOFLAGS" in *huge*) bench_hugepages 16 ;; esac
+mkdir -p "$W/state"
+bench_tmpfs "$W/ram" $((SIZE_MB + 64))
 dd if=/dev/urandom of="$W/ram/backing" bs=1M count="$SIZE_MB" status=none
-L=$(losetup --direct-io=on -f --show "$W/ram/backing")
+bench_loop "$W/ram/backing"; L=$LOOP
 export INNOTUNE_STATE_DIR=$W/state
 it() { # binary flags
   # shellcheck disable=SC2086

@@ -1,0 +1,86 @@
+# Shared set-up for the bench scripts, sourced, not run:
+#   . "$(dirname "$0")/lib.sh"          (from bench/)
+#   . "$(dirname "$0")/../lib.sh"       (from bench/engine-variants/)
+#
+# Every bench makes the same scratch stack: a work directory under /var/tmp,
+# perhaps a tmpfs (RAM backing: no disk under the loop device, so the tools'
+# own cost decides), a loop device with direct I/O, perhaps ext4 on it, and
+# perhaps hugetlb pages for fio --mem=mmaphuge. Each helper here registers
+# its own undo the moment its step succeeds, and one EXIT trap runs the
+# undos newest first, so an interrupted bench (Ctrl-C, a failed command
+# under `set -e`) leaves no mount, loop device, reservation or directory
+# behind. Until this file, each script carried its own copy of that
+# clean-up, and they had drifted (retry counts, scheduler reset or not).
+#
+# Plain bash, no framework: the scripts must run on a fresh Debian with
+# nothing but fio, python3 and util-linux.
+
+BENCH_UNDO=()
+
+# Run the undos, newest first; every one runs even if an earlier one fails.
+bench_cleanup() {
+  set +e
+  local i
+  for ((i = ${#BENCH_UNDO[@]} - 1; i >= 0; i--)); do
+    eval "${BENCH_UNDO[i]}"
+  done
+  BENCH_UNDO=()
+}
+trap bench_cleanup EXIT
+# A signal ends the script through `exit`, so the EXIT trap runs once.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# bench_undo CMD: run CMD (a string, evaluated then) on exit.
+bench_undo() { BENCH_UNDO+=("$1"); }
+
+# bench_umount DIR: unmount, retrying. io_uring rings release their files in
+# a deferred kernel worker after the tool exits, and a detached loop device
+# lets go of its backing file a moment later, so the first umount can see
+# EBUSY.
+bench_umount() {
+  local _
+  for _ in $(seq 40); do
+    mountpoint -q "$1" || return 0
+    umount "$1" 2>/dev/null || sleep 0.25
+  done
+  echo "bench: could not unmount $1" >&2
+}
+
+# bench_workdir NAME: WORK=/var/tmp/innotune-NAME.XXXXXX, removed on exit.
+bench_workdir() {
+  WORK=$(mktemp -d "/var/tmp/innotune-$1.XXXXXX")
+  bench_undo "rm -rf '$WORK'"
+}
+
+# bench_tmpfs DIR SIZE_MB: a tmpfs of SIZE_MB MiB on DIR, unmounted on exit.
+bench_tmpfs() {
+  mkdir -p "$1"
+  mount -t tmpfs -o "size=$2m" tmpfs "$1"
+  bench_undo "bench_umount '$1'"
+}
+
+# bench_loop FILE: a loop device with direct I/O over FILE, in LOOP; put
+# back on scheduler none (a bench may switch it) and detached on exit.
+bench_loop() {
+  LOOP=$(losetup --direct-io=on -f --show "$1")
+  bench_undo "echo none > /sys/block/${LOOP#/dev/}/queue/scheduler 2>/dev/null; losetup -d '$LOOP'"
+}
+
+# bench_ext4 DEV DIR: ext4 (inode tables written now, not by a background
+# thread during the measurement) on DEV, mounted on DIR, unmounted on exit.
+bench_ext4() {
+  mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$1"
+  mkdir -p "$2"
+  mount "$1" "$2"
+  bench_undo "bench_umount '$2'"
+}
+
+# bench_hugepages N: at least N hugetlb pages reserved (vm.nr_hugepages) for
+# fio --mem=mmaphuge; the old value is put back on exit.
+bench_hugepages() {
+  local old
+  old=$(cat /proc/sys/vm/nr_hugepages)
+  bench_undo "echo $old > /proc/sys/vm/nr_hugepages"
+  [ "$old" -ge "$1" ] || echo "$1" > /proc/sys/vm/nr_hugepages
+}
