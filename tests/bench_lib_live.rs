@@ -77,7 +77,10 @@ fn dies_clean(ending: &str, signal: Option<&str>) {
     let parts: Vec<String> = first.split(' ').map(str::to_string).collect();
     let (work, loop_dev, mnt) = (&parts[0], &parts[1], &parts[2]);
     // While the script lives, the stack is really there.
-    assert!(attached(loop_dev), "{loop_dev} attached while the script runs");
+    assert!(
+        attached(loop_dev),
+        "{loop_dev} attached while the script runs"
+    );
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
     assert!(mounts.contains(mnt.as_str()), "{mnt} mounted");
     if let Some(sig) = signal {
@@ -118,5 +121,8 @@ fn every_way_of_dying_undoes_the_whole_stack() {
     dies_clean("read -r _", Some("TERM"));
     // Undos registered last (so run first) that fail: the loop device,
     // mounts, pages and directory must still go.
-    dies_clean("bench_undo 'false'\nbench_undo 'umount /nonexistent'\nexit 3", None);
+    dies_clean(
+        "bench_undo 'false'\nbench_undo 'umount /nonexistent'\nexit 3",
+        None,
+    );
 }
