@@ -30,24 +30,16 @@ done
 [ -x "$BIN" ] || cargo build --release
 mkdir -p "$OUT"
 
-work=$(mktemp -d /var/tmp/itadv.XXXXXX)
+. bench/lib.sh
+bench_workdir advisor-compare; work=$WORK
 export INNOTUNE_STATE_DIR=$work/state
-dev=""
-load=""
-cleanup() {
-  [ -n "$load" ] && kill "$load" 2>/dev/null || true
-  [ -d "$work/mnt/sb" ] && "$BIN" sandbox stop --dir "$work/mnt/sb" >/dev/null 2>&1 || true
-  mountpoint -q "$work/mnt" && umount "$work/mnt"
-  [ -n "$dev" ] && losetup -d "$dev"
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
 truncate -s 2G "$work/disk.img"
-dev=$(losetup -f --show --direct-io=on "$work/disk.img")
-mkfs.ext4 -q "$dev"
-mkdir "$work/mnt"
-mount -o relatime "$dev" "$work/mnt"
+bench_loop "$work/disk.img"; dev=$LOOP
+bench_ext4 "$dev" "$work/mnt"
+mount -o remount,relatime "$work/mnt"
+# The load generator and the sandbox go before the filesystem under them.
+load=""
+bench_undo '[ -n "$load" ] && kill "$load" 2>/dev/null; [ -d "$work/mnt/sb" ] && "$BIN" sandbox stop --dir "$work/mnt/sb" >/dev/null 2>&1'
 echo bfq > "/sys/block/${dev#/dev/}/queue/scheduler"
 
 cat > "$work/planted.cnf" <<'EOF'

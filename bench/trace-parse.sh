@@ -13,23 +13,19 @@ COPIES=${2:-4}
 ROUNDS=${3:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$HERE/../target}/release/innotune}
-WORK=$(mktemp -d /var/tmp/innotune-trace-parse.XXXXXX)
-LOOP="" INST="" MOUNTED=""
-cleanup() {
-  set +e
-  [ -n "$INST" ] && rmdir "$INST"
-  [ -n "$LOOP" ] && { echo none > "/sys/block/${LOOP#/dev/}/queue/scheduler"; losetup -d "$LOOP"; }
-  [ -n "$MOUNTED" ] && umount /sys/kernel/tracing
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-if [ ! -d /sys/kernel/tracing/instances ]; then mount -t tracefs nodev /sys/kernel/tracing; MOUNTED=1; fi
+. "$HERE/lib.sh"
+if [ ! -d /sys/kernel/tracing/instances ]; then
+  mount -t tracefs nodev /sys/kernel/tracing
+  bench_undo "umount /sys/kernel/tracing"
+fi
+bench_workdir trace-parse
 truncate -s 256M "$WORK/img"
-LOOP=$(losetup --direct-io=on -f --show "$WORK/img")
+bench_loop "$WORK/img"
 N=${LOOP#/dev/}
 echo mq-deadline > "/sys/block/$N/queue/scheduler"
 INST=/sys/kernel/tracing/instances/innotune-bench-$$
 mkdir "$INST"
+bench_undo "rmdir '$INST'"
 DEV=$(cat "/sys/block/$N/dev")
 F="dev == $(( (${DEV%:*} << 20) | ${DEV#*:} ))"
 for e in block_bio_queue block_getrq block_rq_insert block_rq_issue block_rq_complete block_bio_backmerge block_bio_frontmerge; do
