@@ -48,9 +48,12 @@ bench_umount() {
 }
 
 # bench_workdir NAME: WORK=/var/tmp/innotune-NAME.XXXXXX, removed on exit.
+# innotune's journal and lock go there too (INNOTUNE_STATE_DIR, unless the
+# caller set one): a bench must not leave /var/lib/innotune on the host.
 bench_workdir() {
   WORK=$(mktemp -d "/var/tmp/innotune-$1.XXXXXX")
   bench_undo "rm -rf '$WORK'"
+  export INNOTUNE_STATE_DIR=${INNOTUNE_STATE_DIR:-$WORK/state}
 }
 
 # bench_tmpfs DIR SIZE_MB: a tmpfs of SIZE_MB MiB on DIR, unmounted on exit.

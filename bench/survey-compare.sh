@@ -42,7 +42,6 @@ if [ -z "${INNOTUNE:-}" ]; then
   INNOTUNE="${CARGO_TARGET_DIR:-target}/release/innotune"
 fi
 command -v fio >/dev/null || { echo "survey-compare: fio is not installed (apt-get install fio)" >&2; exit 2; }
-export INNOTUNE_STATE_DIR=${INNOTUNE_STATE_DIR:-/tmp/innotune-survey-compare-state}
 
 . bench/lib.sh
 bench_workdir survey-compare

@@ -3,7 +3,8 @@
 //! tmpfs, loop device on a non-default scheduler, ext4 mounted, hugetlb
 //! pages reserved) and then dies (a failed command under `set -e`, SIGINT,
 //! SIGTERM) leaves no mount, loop device, reservation or directory, and the
-//! undo of one step failing does not skip the others.
+//! undo of one step failing does not skip the others. innotune's state
+//! (journal, lock) goes inside the work directory, never /var/lib/innotune.
 //!
 //! Live (`INNOTUNE_LIVE_TESTS=1`, root): it mounts and attaches for real.
 
@@ -27,6 +28,7 @@ truncate -s 256M "$WORK/ram/backing"
 bench_loop "$WORK/ram/backing"
 echo mq-deadline > "/sys/block/${{LOOP#/dev/}}/queue/scheduler"
 bench_ext4 "$LOOP" "$WORK/mnt"
+case "$INNOTUNE_STATE_DIR" in "$WORK"/*) ;; *) echo "state dir $INNOTUNE_STATE_DIR outside $WORK"; exit 9 ;; esac
 echo "$WORK $LOOP $WORK/mnt"
 echo READY
 {ending}
@@ -63,6 +65,8 @@ fn dies_clean(ending: &str, signal: Option<&str>) {
     let mut child = Command::new("bash")
         .arg("-c")
         .arg(script(ending))
+        // The script checks that lib.sh puts innotune's state in WORK.
+        .env_remove("INNOTUNE_STATE_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
