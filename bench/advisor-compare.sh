@@ -32,7 +32,6 @@ mkdir -p "$OUT"
 
 . bench/lib.sh
 bench_workdir advisor-compare; work=$WORK
-export INNOTUNE_STATE_DIR=$work/state
 truncate -s 2G "$work/disk.img"
 bench_loop "$work/disk.img"; dev=$LOOP
 bench_ext4 "$dev" "$work/mnt"

@@ -23,7 +23,6 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$HERE/../target}/release/innotune}
 . "$HERE/lib.sh"
 bench_workdir sweep-seq
-export INNOTUNE_STATE_DIR=${INNOTUNE_STATE_DIR:-$WORK/state}
 truncate -s 3G "$WORK/backing"
 bench_loop "$WORK/backing"
 bench_ext4 "$LOOP" "$WORK/mnt"

@@ -12,11 +12,9 @@ INNOTUNE=${1:-target/release/innotune}; T=${T:-3}
 . bench/lib.sh
 bench_workdir request-shape; W=$WORK
 bench_hugepages 16
-mkdir -p "$W/state"
 bench_tmpfs "$W/ram" 600
 dd if=/dev/urandom of="$W/ram/b" bs=1M count=512 status=none
 bench_loop "$W/ram/b"; L=$LOOP; N=${L#/dev/}
-export INNOTUNE_STATE_DIR=$W/state
 st() { awk '{print $1, $3}' "/sys/block/$N/stat"; }
 measure() { # label, command...
   local label=$1 r0 s0 r1 s1; shift

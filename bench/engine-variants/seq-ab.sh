@@ -16,11 +16,9 @@ SIZE_MB=${SIZE_MB:-512}; AFLAGS=${AFLAGS:-}; BFLAGS=${BFLAGS:-}; FIOFLAGS=${FIOF
 . "$(dirname "$0")/../lib.sh"
 bench_workdir seq-ab; W=$WORK
 case "$FIOFLAGS" in *huge*) bench_hugepages 16 ;; esac
-mkdir -p "$W/state"
 bench_tmpfs "$W/ram" $((SIZE_MB + 64))
 dd if=/dev/urandom of="$W/ram/backing" bs=1M count="$SIZE_MB" status=none
 bench_loop "$W/ram/backing"; L=$LOOP
-export INNOTUNE_STATE_DIR=$W/state
 it() { # binary flags
   # shellcheck disable=SC2086
   "$1" --format json bench --filename "$L" --allow-raw-device --rw "$RW" --bs "$BS" --iodepth "$QD" \
