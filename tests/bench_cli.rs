@@ -466,6 +466,57 @@ fn presets_are_listed_and_run() {
     bench_json(&["--cleanup", "--directory", d(t.path())]);
 }
 
+/// bench/jobs/mixed-4k-writer.toml is the `mixed` preset with the writer's
+/// buffers on 4 KiB pages (bench/RESULTS.md reproduces a sweep with it):
+/// the same jobs, names and settings, `mem=malloc` on the writer and
+/// nothing else, so a change to the preset that the file does not follow
+/// fails here.
+#[test]
+fn mixed_4k_writer_job_file_is_the_preset_on_4k_pages() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/jobs/mixed-4k-writer.toml");
+    let t = tmpdir();
+    let common = [
+        "--size",
+        "8m",
+        "--io_size",
+        "1m",
+        "--directory",
+        d(t.path()),
+    ];
+    let opts = |r: &Value| -> Vec<(String, String)> {
+        r["result"]["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                (
+                    j["name"].as_str().unwrap().to_string(),
+                    j["options"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let mut args = vec!["--preset", "mixed"];
+    args.extend(common);
+    let preset = opts(&bench_json(&args));
+    let mut args = vec!["--job-file", d(&file)];
+    args.extend(common);
+    let from_file = opts(&bench_json(&args));
+    assert_eq!(preset.len(), 2);
+    assert_eq!(from_file[0], preset[0], "the reader differs");
+    assert_eq!(from_file[1].0, preset[1].0);
+    assert!(!preset[1].1.contains("mem="), "{:?}", preset[1]);
+    let set = |o: &str| {
+        o.split_whitespace()
+            .map(str::to_string)
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let mut want = set(&preset[1].1);
+    want.insert("mem=malloc".to_string());
+    assert_eq!(set(&from_file[1].1), want, "the writer differs");
+    bench_json(&["--cleanup", "--directory", d(t.path())]);
+}
+
 #[test]
 fn toml_job_file_runs_jobs_together() {
     let t = tmpdir();
