@@ -5,7 +5,7 @@
 #   cold (--direct) : innotune --direct   vs fio --rw=read --bs=4m --direct=1 (same file; psync, the
 #                     recorded baseline, and io_uring at depth 4 as an informative row). The
 #                     target compares each tool's own read rate (innotune's read_bytes_per_s,
-#                     fio's bw: neither counts its start-up); until 2026-11-26 13:00 innotune's
+#                     fio's bw: neither counts its start-up); before the 2026-11-26 13:30 run innotune's
 #                     side was its wall time, which counts start-up fio's side did not. Both
 #                     tools' wall rates are shown in a row of their own.
 #   threads         : innotune --threads 1 vs 2 on a legacy-innodb-checksum file
@@ -146,9 +146,14 @@ warm() { # file -> "innotune_MBps innochecksum_MBps"
     echo "$(median "${a[@]}") $(median "${b[@]}")"
 }
 
-fio_bw() { # fio args... -> MB/s as fio reports it (its own I/O time)
-    fio --name=seqread --readonly --rw=read --direct=1 --output-format=json "$@" 2>/dev/null \
-        | python3 -c "import json,sys; print(round(json.load(sys.stdin)['jobs'][0]['read']['bw_bytes']/1e6, 1))"
+fio_run() { # fio args... -> fio's JSON in $WORK/fio.json
+    fio --name=seqread --readonly --rw=read --direct=1 --output-format=json "$@" >"$WORK/fio.json" 2>/dev/null
+}
+fio_mbps() { # -> MB/s as fio reports it in $WORK/fio.json (its own I/O time)
+    python3 -c "import json; print(round(json.load(open('$WORK/fio.json'))['jobs'][0]['read']['bw_bytes']/1e6, 1))"
+}
+fio_bw() { # fio args... -> MB/s as fio reports it
+    fio_run "$@" && fio_mbps
 }
 
 cold() { # file -> "innotune_own innotune_wall fio_psync_own fio_psync_wall fio_uring4_own" (MB/s)
@@ -165,11 +170,12 @@ cold() { # file -> "innotune_own innotune_wall fio_psync_own fio_psync_wall fio_
         aw+=("$(mbps "$sz" "$(python3 -c "print($e - $s)")")")
         ai+=("$(python3 -c "import json; print(round(json.load(open('$WORK/cold.json'))['result']['read_bytes_per_s']/1e6, 1))")")
         drop_caches
+        # Timed: fio alone; its JSON is parsed after, as innotune's is.
         s=$(now)
-        fio_bw --filename="$f" --bs=4m --ioengine=psync >"$WORK/fio.bw"
+        fio_run --filename="$f" --bs=4m --ioengine=psync
         e=$(now)
         bw+=("$(mbps "$sz" "$(python3 -c "print($e - $s)")")")
-        bi+=("$(cat "$WORK/fio.bw")")
+        bi+=("$(fio_mbps)")
         # Informative: what the disk gives with several reads in flight.
         drop_caches
         c+=("$(fio_bw --filename="$f" --bs=4m --ioengine=io_uring --iodepth=4)")

@@ -6,12 +6,13 @@
 # ROUNDS rounds of 8 s (1 s ramp). In each round and under each scheduler fio
 # and `innotune bench --preset mixed` (on its own files) run, in alternating order. Prints, per
 # run, the reads completed, the read p99 and max, and the write bandwidth:
-# whether fio sees what `innotune sweep --workload mixed` sees. vda goes back
+# whether fio and innotune's engine see the same thing. vda goes back
 # to the scheduler it had, the loop device is detached. Appends the output to
 # bench/RESULTS.md.
 #
 # MEM=malloc (the default): both writers on 4 KiB pages (fio's default, and
-# the mixed preset's since 2026-11-26). MEM=mmaphuge: fio's buffers on 2 MiB
+# bench/jobs/mixed-4k-writer.toml; the preset itself keeps `mem=auto`, huge
+# pages from 2 MiB of buffers). MEM=mmaphuge: fio's buffers on 2 MiB
 # hugetlb pages (the script reserves 24 with vm.nr_hugepages and puts the
 # old value back) and innotune's on transparent huge pages (`--mem mmaphuge`).
 #
