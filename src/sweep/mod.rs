@@ -332,6 +332,7 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
         baseline,
         &vs,
         &pairwise,
+        &trials,
         &devices,
         opts.objective,
         opts.choose,

@@ -744,7 +744,7 @@ mod tests {
         let base = current(&cands, &devices).unwrap();
         let results = cells(&trials, &cands, &ws, 500, 1);
         let vs = verdicts(&trials, &cands, base, &ws, o, &copts);
-        let recommendation = recommend(&cands, base, &vs, &[], &devices, o, false);
+        let recommendation = recommend(&cands, base, &vs, &[], &trials, &devices, o, false);
         SweepReport {
             path: "/mnt/x".into(),
             stack: vec!["loop0".into()],
