@@ -11,7 +11,7 @@
 # bench/RESULTS.md.
 #
 # MEM=malloc (the default): both writers on 4 KiB pages (fio's default, and
-# the mixed preset's since 2026-11-26 16:30; before, its `mem=auto` put them
+# the mixed preset's since 2026-11-26 evening; before, its `mem=auto` put them
 # on huge pages). MEM=mmaphuge: fio's buffers on 2 MiB
 # hugetlb pages (the script reserves 24 with vm.nr_hugepages and puts the
 # old value back) and innotune's on transparent huge pages (`--mem mmaphuge`).
