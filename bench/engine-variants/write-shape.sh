@@ -22,8 +22,10 @@ measure() { # label, command...
   read -r a0 b0 <<<"$(st "$N")"; read -r v0 u0 <<<"$(st vda)"
   "$@" > /dev/null
   read -r a1 b1 <<<"$(st "$N")"; read -r v1 u1 <<<"$(st vda)"
-  printf '| %s | %d | %d | %d | %d | %d |\n' "$label" $((a1 - a0)) $(( (b1 - b0) / 2 / (a1 - a0 + 1) )) \
-    $((v1 - v0)) $(( (u1 - u0) / 2 / (v1 - v0 + 1) )) $(( (b1 - b0) * 512 / 1000000 / T ))
+  local n=$((a1 - a0)) m=$((v1 - v0))
+  # KiB per request, rounded; a run that completed nothing prints 0.
+  printf '| %s | %d | %d | %d | %d | %d |\n' "$label" "$n" $(( n ? ((b1 - b0) + n) / 2 / n : 0 )) \
+    "$m" $(( m ? ((u1 - u0) + m) / 2 / m : 0 )) $(( (b1 - b0) * 512 / 1000000 / T ))
 }
 fio_() { fio --name=wr --directory="$W/mnt" --filename=w --rw=write --bs=1m --iodepth=32 --ioengine=io_uring --direct=1 --size=1g --time_based --runtime="$T" --output-format=json "$@"; }
 it_() { local b=$1; shift; "$b" --format json bench --name wr --directory "$W/mnt/it" --rw write --bs 1m --iodepth 32 --direct=1 --size 1g --runtime "${R:-$T}s" "$@"; }

@@ -175,29 +175,30 @@ fn starves_alone(x: &Candidate, others: &[&Candidate], trials: &[Trial]) -> Opti
                 (n + 1, k + usize::from(t.starved.iter().any(|d| d == dir)))
             })
     };
-    let mut workloads: Vec<&str> = trials.iter().map(|t| t.workload.as_str()).collect();
-    workloads.dedup();
+    if others.is_empty() {
+        return None;
+    }
+    // Workloads in the order they ran, each once.
     let mut seen = std::collections::BTreeSet::new();
-    workloads.retain(|w| seen.insert(*w));
+    let workloads = trials
+        .iter()
+        .map(|t| t.workload.as_str())
+        .filter(|w| seen.insert(*w));
     let mut found = Vec::new();
     for w in workloads {
         for dir in ["read", "write"] {
             let (n, k) = tally(&x.label, w, dir);
-            if k == 0 || others.is_empty() {
+            if k == 0 {
                 continue;
             }
-            let theirs: Vec<(&Candidate, usize)> = others
+            let theirs: Vec<(&Candidate, (usize, usize))> = others
                 .iter()
-                .map(|o| (*o, tally(&o.label, w, dir).0))
+                .map(|o| (*o, tally(&o.label, w, dir)))
                 .collect();
-            let clean = others.iter().all(|o| {
-                let (n, k) = tally(&o.label, w, dir);
-                n > 0 && k == 0
-            });
-            if clean {
+            if theirs.iter().all(|(_, (n, k))| *n > 0 && *k == 0) {
                 let them: Vec<String> = theirs
                     .iter()
-                    .map(|(o, n)| format!("{} in none of {n}", o.setting()))
+                    .map(|(o, (n, _))| format!("{} in none of {n}", o.setting()))
                     .collect();
                 found.push(format!(
                     "{} starved {dir}s in {k} of {n} {w} windows, {}",
@@ -428,16 +429,17 @@ fn unmeasured(
         cands.iter().filter(|y| !y.same_setting(x)).collect()
     };
     let winner = cands.iter().find(|x| {
-        cands
+        others(x)
             .iter()
-            .filter(|y| !y.same_setting(x))
             .all(|y| beats(&x.label, &y.label, pairwise))
     });
-    if let Some(why) = winner.and_then(|x| starves_alone(x, &others(x), trials)) {
-        return keep_unmeasured(format!(
-            "{head}; {} was significantly better than every other candidate on its median, but {why}, and a direction that stops for a whole window is not recommended",
-            winner.map(|x| x.setting()).unwrap_or_default()
-        ));
+    if let Some(x) = winner {
+        if let Some(why) = starves_alone(x, &others(x), trials) {
+            return keep_unmeasured(format!(
+                "{head}; {} was significantly better than every other candidate on its medians, but {why}; a candidate that stops a direction for a whole window is not recommended on its medians",
+                x.setting()
+            ));
+        }
     }
     match winner {
         Some(x) => {
