@@ -15,6 +15,7 @@
 # Usage: bench/fio-compare.sh [ROUNDS=3] [RUNTIME_S=10]
 #   env: INNOTUNE=path/to/binary (default: cargo build --release),
 #        SIZE_MB=1024 (file per job; the loop device holds 4 of them),
+#        ONLY=job[,job...] (run just these jobs),
 #        BACKING=disk|ram: the loop device's file on /var/tmp (the real disk,
 #        default) or on a tmpfs (device time ~0, so the tools' own overhead
 #        decides IOPS and latency; needs 3*SIZE_MB of RAM)
@@ -61,6 +62,16 @@ JOBS = [
     # tool's own per-I/O cost decides on fast devices.
     ("randread-4k-qd128-2jobs", "randread", "4k", 128, 2, "io_uring", "io_uring"),
 ]
+
+# ONLY=name[,name...]: run just these jobs (a focused re-run of one job with
+# more rounds); the default runs them all.
+if os.environ.get("ONLY"):
+    only = os.environ["ONLY"].split(",")
+    unknown = sorted(set(only) - {j[0] for j in JOBS})
+    if unknown:
+        sys.exit("fio-compare: ONLY names no job %s; the jobs are %s" % (
+            ", ".join(unknown), ", ".join(j[0] for j in JOBS)))
+    JOBS = [j for j in JOBS if j[0] in only]
 
 def timed(cmd):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -179,8 +190,8 @@ def verdict(ci):
     lo, hi = ci
     if lo > 1.0:
         return "innotune faster"
-    if hi < 1.0 - MARGIN:
-        return "innotune slower"
+    if hi < 1.0:
+        return "innotune slower" + (" (by more than the margin)" if hi < 1.0 - MARGIN else "")
     if lo >= 1.0 - MARGIN:
         return "level: not slower (CI above %.2f)" % (1.0 - MARGIN)
     return "undecided: CI reaches below %.2f" % (1.0 - MARGIN)
@@ -197,8 +208,9 @@ for j in JOBS:
     lines.append("| %s | %s | %.3f | %s | %d of %d | %s |" % (
         n, " ".join("%.2f" % r for r in ratios), est,
         "%.3f–%.3f" % ci if ci else "–", sum(r > 1.0 for r in ratios), len(ratios), verdict(ci)))
-lines += ["", "Reproduce (as root): `BACKING=%s SIZE_MB=%s bench/fio-compare.sh %d %d`. For the first job innotune ran "
-          "`innotune %s` and fio ran `%s`." % (backing, size[:-1], rounds, runtime,
+lines += ["", "Reproduce (as root): `%sBACKING=%s SIZE_MB=%s bench/fio-compare.sh %d %d`. For the first job innotune ran "
+          "`innotune %s` and fio ran `%s`." % ("ONLY=%s " % os.environ["ONLY"] if os.environ.get("ONLY") else "",
+                                              backing, size[:-1], rounds, runtime,
                                               " ".join(innotune_cmd(JOBS[0])[1:]).replace(mnt, "$MNT"),
                                               " ".join(fio_cmd(JOBS[0])).replace(mnt, "$MNT")), ""]
 with open("bench/RESULTS.md", "a") as f:
