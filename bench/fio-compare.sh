@@ -153,12 +153,12 @@ for j in JOBS:
         n, fi, ii, ii / fi, fc, ic, ic / fc, fp, ip, ip / fp))
 # Paired view: each round runs fio and innotune back to back on the same job,
 # so the ratio within a round cancels the device's slow drift (on this VM the
-# hypervisor swings a disk run by +-15 %, more than any gap between the tools).
+# hypervisor swings a disk run by +-15-20 %, more than any gap between the tools).
 # The ratios are compared in log space with the Wilcoxon signed-rank test:
 # the Hodges-Lehmann estimate (median of the Walsh averages) and its exact
 # distribution-free 95 % confidence interval. It assumes only that a round's
 # noise is symmetric in log space, and it needs about 5 % more rounds than a
-# t-interval where the noise is normal, against the sign test's 50 %. The
+# t-interval where the noise is normal, against the sign test's 57 %. The
 # exact null distribution is a small dynamic program: no scipy on a fresh
 # Debian.
 MARGIN = 0.03  # non-inferiority margin, fixed before the run: a tool 3 % slower is "worse"
