@@ -275,6 +275,21 @@ fn ramp_is_excluded_and_series_is_per_second() {
     let res = &r["result"];
     assert_eq!(res["ramp_s"], 1.0);
     assert_eq!(res["time_based"], true);
+    // The host's CPU shares over the window, read from the real /proc/stat:
+    // four shares of the window's ticks that add up to 100, and a 2 s run
+    // of I/O kept the host busy some of it.
+    let c = &res["host_cpu"];
+    let share = |k: &str| {
+        let v = c[k].as_f64().unwrap_or_else(|| panic!("host_cpu.{k}: {c}"));
+        assert!((0.0..=100.0).contains(&v), "{k} {v}");
+        v
+    };
+    let sum: f64 = ["busy_pct", "iowait_pct", "steal_pct", "idle_pct"]
+        .iter()
+        .map(|k| share(k))
+        .sum();
+    assert!((sum - 100.0).abs() < 1e-6, "{c}");
+    assert!(share("busy_pct") > 0.0, "{c}");
     let job = &res["jobs"][0];
     // The window is the runtime only, not ramp + runtime.
     assert_eq!(job["runtime_s"], 2.0);

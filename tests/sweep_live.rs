@@ -342,7 +342,22 @@ fn aa_run(lab: &Lab) -> Vec<String> {
         assert_eq!(t["throughput"]["unit"], "iops", "{t}");
         assert!(t["throughput"]["value"].as_f64().unwrap() > 0.0, "{t}");
         assert!(t["p99_ns"].as_u64().unwrap() > 0, "{t}");
+        // And the host's CPU shares over its window (steal above all).
+        let c = &t["host_cpu"];
+        let sum: f64 = ["busy_pct", "iowait_pct", "steal_pct", "idle_pct"]
+            .iter()
+            .map(|k| c[k].as_f64().unwrap_or_else(|| panic!("{k}: {t}")))
+            .sum();
+        assert!((sum - 100.0).abs() < 1e-6, "{t}");
     }
+    // Summed up under noise: the median and max steal over the 40 trials.
+    let n = &r["noise"];
+    let (med, max) = (
+        n["steal_median_pct"].as_f64().unwrap(),
+        n["steal_max_pct"].as_f64().unwrap(),
+    );
+    assert!(0.0 <= med && med <= max && max <= 100.0, "{n}");
+    assert!(n["steal_trials"].as_u64().unwrap() <= 40, "{n}");
     let verdicts = r["verdicts"].as_array().unwrap();
     assert_eq!(verdicts.len(), 4, "one verdict per default workload");
     let flagged: Vec<String> = verdicts

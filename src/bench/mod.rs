@@ -484,7 +484,17 @@ pub fn execute(host: &Host, args: &cli::BenchArgs, progress: bool) -> Result<rep
         ramp,
         progress,
     };
-    let res = with_interrupt_signals(|| run_workload(&w, &run_opts))?;
+    // The host's CPU shares over the measured window (steal above all),
+    // from /proc/stat as the window opens and as the run returns. A failed
+    // read only leaves them out: they qualify the figures, not make them.
+    let mut cpu_at_window = None;
+    let mut hook = || cpu_at_window = crate::model::cpustat::read(host).ok();
+    let mut res = with_interrupt_signals(|| {
+        run_workload_hooked(&w, &run_opts, Some(&mut hook as &mut dyn FnMut()))
+    })?;
+    if let (Some(a), Ok(b)) = (cpu_at_window, crate::model::cpustat::read(host)) {
+        res.host_cpu = a.delta(&b);
+    }
     if uses_dir {
         // After the run: a run that failed has no results to qualify.
         warn_if_memory_fs(&w.directory, w.jobs.iter().any(|j| j.direct));

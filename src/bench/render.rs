@@ -216,7 +216,13 @@ impl crate::export::Report for BenchReport {
         if r.ramp_s > 0.0 {
             kv.add("ramp excluded", format!("{} s", fmt_num(r.ramp_s)));
         }
+        if let Some(c) = &r.host_cpu {
+            kv.add("host CPU in window", c.summary());
+        }
         d.key_values(kv);
+        if let Some(w) = r.host_cpu.as_ref().and_then(|c| c.steal_warning()) {
+            d.note(Tone::Warn, w);
+        }
         d.preformatted(r.jobs.iter().map(job_block).collect::<String>());
         d.table(summary(r));
         if let Some(s) = per_second(r) {
@@ -421,5 +427,45 @@ impl crate::export::Report for super::survey::SurveyReport {
             "reads only (O_RDONLY, O_DIRECT): safe on mounted disks. Writes are not surveyed on raw devices; measure them on a scratch file: innotune bench --directory DIR --rw randwrite",
         );
         d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::Report;
+    use crate::model::cpustat::HostCpu;
+
+    fn report(steal: Option<f64>) -> BenchReport {
+        BenchReport {
+            directory: "/x".into(),
+            result: Some(WorkloadResult {
+                name: "j".into(),
+                time_based: true,
+                host_cpu: steal.map(|s| HostCpu {
+                    busy_pct: 60.0,
+                    iowait_pct: 10.0,
+                    steal_pct: s,
+                    idle_pct: 30.0 - s,
+                }),
+                ..Default::default()
+            }),
+            removed: vec![],
+        }
+    }
+
+    #[test]
+    fn host_cpu_is_shown_and_steal_from_five_percent_is_a_warning() {
+        let none = format!("{:?}", report(None).document());
+        assert!(!none.contains("host CPU"), "{none}");
+        let low = format!("{:?}", report(Some(2.0)).document());
+        assert!(
+            low.contains("busy 60 %, iowait 10 %, steal 2 %, idle 28 %"),
+            "{low}"
+        );
+        assert!(!low.contains("Warn"), "{low}");
+        let high = format!("{:?}", report(Some(17.0)).document());
+        assert!(high.contains("tone: Warn"), "{high}");
+        assert!(high.contains("took 17 % of this VM's CPU time"), "{high}");
     }
 }

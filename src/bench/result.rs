@@ -133,4 +133,9 @@ pub struct WorkloadResult {
     /// True if the run was interrupted (Ctrl-C, SIGTERM) before its end.
     #[serde(default)]
     pub interrupted: bool,
+    /// Where the host's CPU time went during the measured window (steal
+    /// above all: on a shared VM it moves every figure). Absent when
+    /// /proc/stat could not be read or the window was shorter than a tick.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub host_cpu: Option<crate::model::cpustat::HostCpu>,
 }

@@ -178,6 +178,7 @@ pub fn run_hooked(
         ramp_s: win.ramp.as_secs_f64(),
         time_based: win.runtime.is_some(),
         interrupted,
+        host_cpu: None,
     })
 }
 

@@ -17,6 +17,7 @@
 //! | processes: server pids, argv, limits, start time | [`process`] | procfs-core `Limits`, `Stat` |
 //! | running MySQL/MariaDB servers and their datadirs | [`server::find`] | `db::optfile` |
 //! | I/O counters | [`diskstats::read`] | procfs-core `DiskStat` |
+//! | host CPU time (busy, iowait, steal) | [`cpustat::read`] | procfs-core `KernelStats` |
 //!
 //! Library entry points (what sweep, bench, checksum and the coming
 //! `check`/`tune` call):
@@ -36,9 +37,12 @@
 //!   needs one process fact without the rest of the model.
 //! - [`diskstats::read`] and [`diskstats::Counters::delta`] for before/after
 //!   I/O counters around a measured window (sweep).
+//! - [`cpustat::read`] and [`cpustat::CpuTicks::delta`] for the host's CPU
+//!   shares (steal above all) over a measured window (bench, sweep).
 
 pub mod block;
 pub mod choice;
+pub mod cpustat;
 pub mod diskstats;
 pub mod meminfo;
 pub mod mount;

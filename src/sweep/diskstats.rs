@@ -17,6 +17,9 @@ pub use crate::model::diskstats::Counters;
 pub struct Snapshot {
     at: Instant,
     devs: BTreeMap<String, Counters>,
+    /// The host's CPU ticks at the same moment: the trial's steal. A failed
+    /// read leaves it out, it only qualifies the trial.
+    cpu: Option<crate::model::cpustat::CpuTicks>,
 }
 
 /// iostat -x columns for one device over one trial.
@@ -45,7 +48,13 @@ pub fn snapshot(host: &Host) -> Result<Snapshot> {
     Ok(Snapshot {
         at: Instant::now(),
         devs: crate::model::diskstats::read(host)?,
+        cpu: crate::model::cpustat::read(host).ok(),
     })
+}
+
+/// Where the host's CPU time went between two snapshots (steal above all).
+pub fn host_cpu(a: &Snapshot, b: &Snapshot) -> Option<crate::model::cpustat::HostCpu> {
+    a.cpu.as_ref()?.delta(b.cpu.as_ref()?)
 }
 
 /// iostat's per-device figures between two counter sets over `ms` milliseconds.

@@ -282,6 +282,7 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
                     &diskstats::delta(&before, &after, &dev_names),
                 );
                 trial.trace = split;
+                trial.host_cpu = diskstats::host_cpu(&before, &after);
                 trials.push(trial);
             }
         }
@@ -341,7 +342,7 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
         path,
         stack,
         baseline: cands[baseline].label.clone(),
-        noise: verdicts::noise(&results),
+        noise: verdicts::noise(&results).with_steal(&trials),
         candidates: cands,
         devices,
         workloads: names,

@@ -355,6 +355,23 @@ fn document(r: &SweepReport) -> Document {
             ),
         );
     }
+    // Steal: on a shared VM the hypervisor's share moves every figure. The
+    // design (rounds, shuffled order, paired by round) turns it into wider
+    // CIs rather than a bias, so it explains a missing verdict, not a wrong one.
+    if let (Some(k), Some(max)) = (r.noise.steal_trials, r.noise.steal_max) {
+        if k > 0 {
+            d.note(
+                Tone::Warn,
+                format!(
+                    "the hypervisor took {} % or more of this VM's CPU time in {k} of {} trial windows (steal, max {}): \
+                     it widens the confidence intervals; a difference that did not reach a verdict may at a quieter time",
+                    crate::model::cpustat::STEAL_WARN_PCT,
+                    r.trials.iter().filter(|t| t.host_cpu.is_some()).count(),
+                    pct(max)
+                ),
+            );
+        }
+    }
     let rec = &r.recommendation;
     let mut kv = KeyValues::new();
     let exit = if rec.pending_change {
@@ -458,6 +475,12 @@ fn overview(r: &SweepReport) -> KeyValues {
         cv("IOPS", n.iops_cv_median, n.iops_cv_max),
         cv("tps", n.tps_cv_median, n.tps_cv_max),
         cv("p99", n.p99_cv_median, n.p99_cv_max),
+        match (n.steal_median, n.steal_max) {
+            (Some(m), Some(x)) => {
+                Some(format!("host CPU steal median {} (max {})", pct(m), pct(x)))
+            }
+            _ => None,
+        },
     ]
     .into_iter()
     .flatten()
@@ -827,6 +850,52 @@ mod tests {
         let doc = format!("{:?}", r.document());
         let want = format!("{w} under {c}: no read completed in 1 of {n} trial windows");
         assert!(doc.contains(&want), "{want} not in {doc}");
+    }
+
+    #[test]
+    fn steal_is_summed_up_under_noise_and_warned_about_from_five_percent() {
+        use crate::model::cpustat::HostCpu;
+        let mut r = report();
+        let quiet = format!("{:?}", r.document());
+        assert!(!quiet.contains("steal"), "no host_cpu, no steal: {quiet}");
+        let n = r.trials.len();
+        for (i, t) in r.trials.iter_mut().enumerate() {
+            // Every trial 1 % steal, two of them 5 % and 12 %.
+            let steal = match i {
+                0 => 12.0,
+                1 => 5.0,
+                _ => 1.0,
+            };
+            t.host_cpu = Some(HostCpu {
+                busy_pct: 50.0,
+                iowait_pct: 10.0,
+                steal_pct: steal,
+                idle_pct: 40.0 - steal,
+            });
+        }
+        r.noise = r.noise.clone().with_steal(&r.trials);
+        assert_eq!(r.noise.steal_trials, Some(2));
+        assert!((r.noise.steal_max.unwrap() - 0.12).abs() < 1e-12);
+        assert!((r.noise.steal_median.unwrap() - 0.01).abs() < 1e-12);
+        let doc = format!("{:?}", r.document());
+        assert!(
+            doc.contains("host CPU steal median 1.0% (max 12.0%)"),
+            "{doc}"
+        );
+        let want = format!("5 % or more of this VM's CPU time in 2 of {n} trial windows");
+        assert!(doc.contains(&want), "{want} not in {doc}");
+        let j = serde_json::to_value(&r.noise).unwrap();
+        assert_eq!(j["steal_trials"], 2);
+        assert!((j["steal_max_pct"].as_f64().unwrap() - 12.0).abs() < 1e-9);
+        // Below the threshold everywhere: the figure stays, the warning goes.
+        for t in r.trials.iter_mut() {
+            t.host_cpu.as_mut().unwrap().steal_pct = 4.9;
+        }
+        r.noise = noise(&r.results).with_steal(&r.trials);
+        assert_eq!(r.noise.steal_trials, Some(0));
+        let doc = format!("{:?}", r.document());
+        assert!(doc.contains("host CPU steal median 4.9%"), "{doc}");
+        assert!(!doc.contains("of this VM's CPU time"), "{doc}");
     }
 
     #[test]

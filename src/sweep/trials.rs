@@ -229,6 +229,9 @@ pub struct Trial {
     /// `--trace`: where the window's I/O spent its time, per device.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trace: Vec<crate::trace::split::TraceSplit>,
+    /// Where the host's CPU time went over the window (steal above all).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_cpu: Option<crate::model::cpustat::HostCpu>,
 }
 
 impl Trial {
@@ -260,6 +263,7 @@ impl Trial {
             starved: m.starved,
             devices: devices.iter().map(DeviceWindow::from).collect(),
             trace: Vec::new(),
+            host_cpu: None,
         }
     }
 

@@ -633,6 +633,44 @@ pub struct Noise {
         skip_serializing_if = "Option::is_none"
     )]
     pub p99_cv_max: Option<f64>,
+    /// Host CPU steal over the trials' windows (the hypervisor's share on
+    /// a VM), median and max over trials; absent when /proc/stat gave none.
+    #[serde(
+        rename = "steal_median_pct",
+        serialize_with = "opt_pct",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub steal_median: Option<f64>,
+    #[serde(
+        rename = "steal_max_pct",
+        serialize_with = "opt_pct",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub steal_max: Option<f64>,
+    /// Trials whose window had steal at or above
+    /// [`crate::model::cpustat::STEAL_WARN_PCT`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steal_trials: Option<usize>,
+}
+
+impl Noise {
+    /// Add the steal of the trials' windows (each trial's `host_cpu`).
+    pub fn with_steal(mut self, trials: &[super::trials::Trial]) -> Noise {
+        let v: Vec<f64> = trials
+            .iter()
+            .filter_map(|t| t.host_cpu.map(|c| c.steal_pct / 100.0))
+            .collect();
+        if !v.is_empty() {
+            self.steal_median = Some(stats::median(&v));
+            self.steal_max = Some(v.iter().copied().fold(0.0, f64::max));
+            self.steal_trials = Some(
+                v.iter()
+                    .filter(|x| **x * 100.0 >= crate::model::cpustat::STEAL_WARN_PCT)
+                    .count(),
+            );
+        }
+        self
+    }
 }
 
 fn opt_pct<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
@@ -669,6 +707,7 @@ pub fn noise(cells: &[Cell]) -> Noise {
         tps_cv_max: max(&t),
         p99_cv_median: med(&p),
         p99_cv_max: max(&p),
+        ..Noise::default()
     }
 }
 
