@@ -73,12 +73,22 @@ if os.environ.get("ONLY"):
             ", ".join(unknown), ", ".join(j[0] for j in JOBS)))
     JOBS = [j for j in JOBS if j[0] in only]
 
+def cpu_ticks():
+    # /proc/stat's cpu line: user nice system idle iowait irq softirq steal.
+    return [int(v) for v in open("/proc/stat").readline().split()[1:9]]
+
 def timed(cmd):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = cpu_ticks()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    t1 = cpu_ticks()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return json.loads(out), cpu
+    # The hypervisor's share of this VM's CPU time during the run (steal):
+    # on a shared VM it moves a RAM-backed run's IOPS by tens of percent.
+    d = [b - a for a, b in zip(t0, t1)]
+    steal = 100.0 * d[7] / max(sum(d), 1)
+    return json.loads(out), cpu, steal
 
 def innotune_cmd(j):
     name, rw, bs, depth, nj, eng, _ = j
@@ -95,19 +105,19 @@ def fio_cmd(j):
             "--lat_percentiles=1", "--output-format=json"]
 
 def run_innotune(j):
-    r, cpu = timed(innotune_cmd(j))
+    r, cpu, steal = timed(innotune_cmd(j))
     job = r["result"]["result"]["jobs"][0]
     d = job.get("read") or job["write"]
-    return d["iops_per_s"], cpu * 1e9 / max(d["total_ios"], 1), d["clat"]["p99_ns"] / 1000.0
+    return d["iops_per_s"], cpu * 1e9 / max(d["total_ios"], 1), d["clat"]["p99_ns"] / 1000.0, steal
 
 def run_fio(j):
-    r, cpu = timed(fio_cmd(j))
+    r, cpu, steal = timed(fio_cmd(j))
     job = r["jobs"][0]
     d = job["read"] if job["read"]["total_ios"] else job["write"]
     # fio's lat (issue -> completion) spans what innotune times: for io_uring,
     # fio's clat starts only after the submitting system call.
     pct = d["lat_ns"].get("percentile") or d["clat_ns"]["percentile"]
-    return d["iops"], cpu * 1e9 / max(d["total_ios"], 1), pct["99.000000"] / 1000.0
+    return d["iops"], cpu * 1e9 / max(d["total_ios"], 1), pct["99.000000"] / 1000.0, steal
 
 # Lay out every job's file once (innotune writes it; fio then uses the same file).
 for j in JOBS:
@@ -127,7 +137,7 @@ for r in range(rounds):
         for tool, fn in order:
             v = fn(j)
             res[j[0]][tool].append(v)
-            print("round %d %-26s %-8s IOPS %9.0f  CPU %6.0f ns/IO  p99 %8.1f us" % (r + 1, j[0], tool, *v),
+            print("round %d %-26s %-8s IOPS %9.0f  CPU %6.0f ns/IO  p99 %8.1f us  steal %4.1f %%" % (r + 1, j[0], tool, *v),
                   file=sys.stderr, flush=True)
 
 def med(tool, name, i):
@@ -151,63 +161,51 @@ for j in JOBS:
     fp, ip = med("fio", n, 2), med("innotune", n, 2)
     lines.append("| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.3f | %.1f | %.1f | %.3f |" % (
         n, fi, ii, ii / fi, fc, ic, ic / fc, fp, ip, ip / fp))
-# Paired view: each round runs fio and innotune back to back on the same job,
-# so the ratio within a round cancels the device's slow drift (on this VM the
-# hypervisor swings a disk run by +-15-20 %, more than any gap between the tools).
-# The ratios are compared in log space with the Wilcoxon signed-rank test:
-# the Hodges-Lehmann estimate (median of the Walsh averages) and its exact
-# distribution-free 95 % confidence interval. It assumes only that a round's
-# noise is symmetric in log space, and it needs about 5 % more rounds than a
-# t-interval where the noise is normal, against the sign test's 57 %. The
-# exact null distribution is a small dynamic program: no scipy on a fresh
-# Debian.
-MARGIN = 0.03  # non-inferiority margin, fixed before the run: a tool 3 % slower is "worse"
-
-def hodges_lehmann(ratios, conf=0.95):
-    d = [math.log(r) for r in ratios]
-    n = len(d)
-    walsh = sorted((d[i] + d[j]) / 2 for i in range(n) for j in range(i, n))
-    big_n = len(walsh)
-    # counts[w] = how many of the 2^n sign patterns give signed-rank sum w.
-    counts = [1] + [0] * big_n
-    for rank in range(1, n + 1):
-        for w in range(big_n, rank - 1, -1):
-            counts[w] += counts[w - rank]
-    # k = the critical value + 1: P(W <= k - 1) <= (1 - conf) / 2. The
-    # interval is then the k-th smallest to the k-th largest Walsh average.
-    k, cum = 0, 0.0
-    while cum + counts[k] / 2.0 ** n <= (1 - conf) / 2:
-        cum += counts[k] / 2.0 ** n
-        k += 1
-    est = math.exp(statistics.median(walsh))
-    if k == 0:
-        return est, None  # too few rounds for an interval at this confidence
-    return est, (math.exp(walsh[k - 1]), math.exp(walsh[big_n - k]))
-
-def verdict(ci):
-    if ci is None:
-        return "too few rounds"
-    lo, hi = ci
-    if lo > 1.0:
-        return "innotune faster"
-    if hi < 1.0:
-        return "innotune slower" + (" (by more than the margin)" if hi < 1.0 - MARGIN else "")
-    if lo >= 1.0 - MARGIN:
-        return "level: not slower (CI above %.2f)" % (1.0 - MARGIN)
-    return "undecided: CI reaches below %.2f" % (1.0 - MARGIN)
-
+# Paired view and its verdict: bench/paired.py (shared with the engine A/B scripts).
+sys.path.insert(0, "bench")
+from paired import MARGIN, hodges_lehmann, verdict
 lines += ["", "Paired per round (innotune/fio IOPS of the two back-to-back runs of the same round; Hodges–Lehmann "
           "estimate with the exact 95 %% Wilcoxon signed-rank CI, on log ratios; non-inferiority margin %d %%, "
           "fixed before the run):" % round(MARGIN * 100), "",
           "| job | per-round ratios | estimate | 95 % CI | innotune ahead | verdict |",
           "|---|---|---:|---|---:|---|"]
+QUIET = 5.0  # % steal: a round is quiet when both its runs stayed below it (fixed before the run)
+quiet_rows = []
 for j in JOBS:
     n = j[0]
-    ratios = [i[0] / f[0] for f, i in zip(res[n]["fio"], res[n]["innotune"])]
+    pairs = list(zip(res[n]["fio"], res[n]["innotune"]))
+    ratios = [i[0] / f[0] for f, i in pairs]
     est, ci = hodges_lehmann(ratios)
     lines.append("| %s | %s | %.3f | %s | %d of %d | %s |" % (
         n, " ".join("%.2f" % r for r in ratios), est,
         "%.3f–%.3f" % ci if ci else "–", sum(r > 1.0 for r in ratios), len(ratios), verdict(ci)))
+    q = [i[0] / f[0] for f, i in pairs if f[3] < QUIET and i[3] < QUIET]
+    if len(q) == len(ratios):
+        quiet_rows.append("| %s | all %d rounds quiet | | | | |" % (n, len(q)))
+    elif q:
+        qe, qci = hodges_lehmann(q)
+        quiet_rows.append("| %s | %s | %.3f | %s | %d of %d | %s |" % (
+            n, " ".join("%.2f" % r for r in q), qe, "%.3f–%.3f" % qci if qci else "–",
+            sum(r > 1.0 for r in q), len(q), verdict(qci)))
+    else:
+        quiet_rows.append("| %s | no quiet round | | | | |" % n)
+# Secondary analysis, fixed before the run: the same test on the quiet
+# rounds only. The hypervisor's steal hits the two runs of a round unevenly
+# (one at 25 %, the other at 6 %), and such a round's ratio says more about
+# the host than about the tools.
+lines += ["", "Quiet rounds only (both runs' host CPU steal below %.0f %%; the same test, a secondary analysis):" % QUIET, "",
+          "| job | per-round ratios | estimate | 95 % CI | innotune ahead | verdict |",
+          "|---|---|---:|---|---:|---|"] + quiet_rows
+# Steal: the share of this VM's CPU time the hypervisor took during each
+# run (/proc/stat). Pairing cancels what two back-to-back runs share; a
+# round whose two runs saw different steal is noise the CI has to absorb.
+steal_parts = []
+for j in JOBS:
+    n = j[0]
+    fs, ins = [v[3] for v in res[n]["fio"]], [v[3] for v in res[n]["innotune"]]
+    steal_parts.append("%s fio %.1f %%, innotune %.1f %% (max %.1f %%)" % (
+        n, statistics.median(fs), statistics.median(ins), max(fs + ins)))
+lines += ["", "Host CPU steal during the runs (/proc/stat; median per tool): " + "; ".join(steal_parts) + "."]
 lines += ["", "Reproduce (as root): `%sBACKING=%s SIZE_MB=%s bench/fio-compare.sh %d %d`. For the first job innotune ran "
           "`innotune %s` and fio ran `%s`." % ("ONLY=%s " % os.environ["ONLY"] if os.environ.get("ONLY") else "",
                                               backing, size[:-1], rounds, runtime,

@@ -77,6 +77,13 @@ def starved(r):
     cands = sorted({t["candidate"] for t in r["trials"]})
     cell = ", ".join(f"{c} {sum(1 for t in r['trials'] if t['candidate'] == c and t.get('starved'))}/{sum(1 for t in r['trials'] if t['candidate'] == c)}" for c in cands)
     return cell + (" *" if "starved" in r["recommendation"]["reason"] else "")
+# The host's CPU steal over the trials' windows (the sweep's noise line):
+# "median/max %", to tell a host that stole CPU time from one that did not.
+def steal(r):
+    n = r["noise"]
+    if "steal_median_pct" not in n:
+        return "–"
+    return f"{n['steal_median_pct']:.1f}/{n['steal_max_pct']:.0f}"
 rows, ratios, rratios, same, rounds, vetoes = [], [], [], 0, [], 0
 for i in range(1, n + 1):
     f, fw, fl, fa = load(f"fixed.{i}")
@@ -91,12 +98,12 @@ for i in range(1, n + 1):
     same += answer(f) == answer(s)
     fp = f["verdicts"][0][metric]; sp = v[metric]
     vetoes += ("starved" in f["recommendation"]["reason"]) + ("starved" in s["recommendation"]["reason"])
-    rows.append(f"| {i} | {'fixed first' if i % 2 else 'sequential first'} | {fw:.0f} | {f['rounds_s']:.0f} | {answer(f)}, ratio {fp['ratio']:.2f}, p {fp['p_value']:.4f} | {sw:.0f} | {s['rounds_s']:.0f} | {at} | {answer(s)}, ratio {sp['ratio']:.2f}, p {sp['p_value']:.4f} ≤ {reached['level']:.4f} | {starved(f)} / {starved(s)} | {fw/sw:.2f}× | {fl} / {sl} | {fa}, {sa} |")
+    rows.append(f"| {i} | {'fixed first' if i % 2 else 'sequential first'} | {fw:.0f} | {f['rounds_s']:.0f} | {answer(f)}, ratio {fp['ratio']:.2f}, p {fp['p_value']:.4f} | {sw:.0f} | {s['rounds_s']:.0f} | {at} | {answer(s)}, ratio {sp['ratio']:.2f}, p {sp['p_value']:.4f} ≤ {reached['level']:.4f} | {starved(f)} / {starved(s)} | {steal(f)} / {steal(s)} | {fw/sw:.2f}× | {fl} / {sl} | {fa}, {sa} |")
 out = [f"\n## sweep, fixed vs sequential, {workload} workload, {scheds.replace(',', ' vs ')} on {disk} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n",
        f"{n} runs, each a fixed 5-round sweep of 8 s trials and a sequential sweep (at most 8 rounds of {seq_trial} trials), in alternating order, on a fresh loop device whose backing file is on {disk}; only {disk} is switched (was {before}). "
        "Wall = the whole command (layout of the 2 GiB of work files included); rounds = `rounds_s`, first trial to last.\n",
-       "| run | order | fixed wall s | fixed rounds s | fixed answer | sequential wall s | sequential rounds s | verdict reached at | sequential answer | starved windows (fixed / seq; * = vetoed) | wall ratio | load avg (fixed / seq) | scheduler after |",
-       "|---:|---|---:|---:|---|---:|---:|---|---|---|---:|---|---|"] + rows
+       "| run | order | fixed wall s | fixed rounds s | fixed answer | sequential wall s | sequential rounds s | verdict reached at | sequential answer | starved windows (fixed / seq; * = vetoed) | steal % median/max (fixed / seq) | wall ratio | load avg (fixed / seq) | scheduler after |",
+       "|---:|---|---:|---:|---|---:|---:|---|---|---|---|---:|---|---|"] + rows
 out.append(f"\nSame answer in **{same} of {n}** runs. Wall time fixed/sequential: median **{st.median(ratios):.2f}×** (min {min(ratios):.2f}×, max {max(ratios):.2f}×); rounds only: median **{st.median(rratios):.2f}×** (min {min(rratios):.2f}×). Sequential rounds run: {', '.join(map(str, rounds))}. The starvation veto decided {vetoes} of {2 * n} sweeps.\n")
 out.append(f"Reproduce (as root): `{env}bench/sweep-sequential.sh {n} {seq_trial}`, which runs `{cmd_fixed}` and `{cmd_seq}` on a fresh loop device.\n")
 open(results, "a").write("\n".join(out) + "\n")

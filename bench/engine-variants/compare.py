@@ -1,31 +1,72 @@
-# Engine variants vs fio on one mounted loop device (issue 17), from a throwaway build.
-# Build: git apply bench/engine-variants/uring-variants.patch && cargo build --release --bin innotune,
-# copy the binary aside, git checkout src/bench/engine/uring.rs. Lay out MNT/innotune-rr.0 (1 GiB) with
-# `innotune bench --name rr --size 1024m --io_size 16k --directory MNT`, then, as root:
-#   MNT=... INNOTUNE=copy python3 bench/engine-variants/compare.py 3 fio,default,nodefer-coop,min2 6
-#   RW=randwrite QD=16 MNT=... INNOTUNE=copy python3 bench/engine-variants/compare.py 3 fio,default,nodefer-coop,min2 6
-# Variants (INNOTUNE_URING_EXP): default = the shipped ring; nodefer-coop = cooperative task running
-# instead of single issuer + deferred task running; min2 = wait for 2 completions. Prints medians.
-import json, resource, subprocess, sys, os
-mnt=os.environ["MNT"]; rt=sys.argv[1]; variants=sys.argv[2].split(","); rounds=int(sys.argv[3])
-bs=os.environ.get("BS","16k"); qd=os.environ.get("QD","32"); rw=os.environ.get("RW","randread"); nj=os.environ.get("NJ","1")
+# Engine variants and fio, alternating, on one file (issue 17), from a throwaway build.
+# Build: git apply bench/engine-variants/uring-exp.patch && cargo build --release --bin innotune,
+# copy the binary aside, git checkout src/bench/engine/uring.rs. Then, as root, on a RAM-backed
+# loop device made for the run:
+#   RW=randwrite QD=16 INNOTUNE=copy bench/engine-variants/variants-ab.sh 5 fio,default,nobufs 20
+# or on a mount of your own, with MNT/innotune-rr.0 laid out (1 GiB):
+#   MNT=... INNOTUNE=copy python3 bench/engine-variants/compare.py 5 fio,default,nobufs 20
+# Variants (INNOTUNE_URING_EXP, see uring-exp.patch): default = the shipped ring; nodefer = no
+# single issuer + deferred task running; nobufs = no registered buffers; nofiles = no registered
+# files. Each round runs every variant once, in turn, the order reversed every other round.
+# Prints each run (IOPS, CPU per I/O, host CPU steal), then per variant the medians and, against
+# the first innotune variant and against fio, the paired per-round estimate with its 95 % CI
+# (bench/paired.py), on all rounds and on the quiet ones (every run of the round below 5 % steal).
+import json, os, resource, statistics, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from paired import hodges_lehmann, verdict
+
+mnt = os.environ["MNT"]; rt = sys.argv[1]; variants = sys.argv[2].split(","); rounds = int(sys.argv[3])
+bs = os.environ.get("BS", "16k"); qd = os.environ.get("QD", "32"); rw = os.environ.get("RW", "randread")
+nj = os.environ.get("NJ", "1")
+QUIET = 5.0
+
+
+def cpu_ticks():
+    return [int(v) for v in open("/proc/stat").readline().split()[1:9]]
+
+
 def timed(cmd, env=None):
-    b=resource.getrusage(resource.RUSAGE_CHILDREN)
-    out=subprocess.run(cmd,check=True,capture_output=True,text=True,env=env).stdout
-    a=resource.getrusage(resource.RUSAGE_CHILDREN)
-    return json.loads(out),(a.ru_utime-b.ru_utime)+(a.ru_stime-b.ru_stime)
-res={}
+    b = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = cpu_ticks()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    t1 = cpu_ticks(); a = resource.getrusage(resource.RUSAGE_CHILDREN)
+    d = [y - x for x, y in zip(t0, t1)]
+    return json.loads(out), (a.ru_utime - b.ru_utime) + (a.ru_stime - b.ru_stime), 100.0 * d[7] / max(sum(d), 1)
+
+
+res = {}
+print("uptime:", open("/proc/loadavg").read().strip(), flush=True)
 for r in range(rounds):
-    for v in (variants if r%2==0 else variants[::-1]):
-        if v=="fio":
-            j,cpu=timed(["fio","--name=rr","--filename="+mnt+"/innotune-rr.0","--rw="+rw,"--bs="+bs,"--iodepth="+qd,"--numjobs="+nj,"--ioengine=io_uring","--direct=1","--size=1024m","--time_based","--runtime="+rt,"--norandommap","--group_reporting","--output-format=json"])
-            d=j["jobs"][0]; d=d["read"] if d["read"]["total_ios"] else d["write"]; iops=d["iops"]; n=d["total_ios"]
+    for v in (variants if r % 2 == 0 else variants[::-1]):
+        if v == "fio":
+            j, cpu, steal = timed(["fio", "--name=rr", "--filename=" + mnt + "/innotune-rr.0", "--rw=" + rw, "--bs=" + bs,
+                                   "--iodepth=" + qd, "--numjobs=" + nj, "--ioengine=io_uring", "--direct=1", "--size=1024m",
+                                   "--time_based", "--runtime=" + rt, "--norandommap", "--group_reporting", "--output-format=json"])
+            d = j["jobs"][0]; d = d["read"] if d["read"]["total_ios"] else d["write"]; iops = d["iops"]; n = d["total_ios"]
         else:
-            env=dict(os.environ); env["INNOTUNE_URING_EXP"]=v; env["INNOTUNE_STATE_DIR"]="/tmp/exp-state"
-            j,cpu=timed([os.environ["INNOTUNE"],"--format","json","bench","--name","rr","--rw",rw,"--bs",bs,"--iodepth",qd,"--numjobs",nj,"--ioengine","io_uring","--direct=1","--size","1024m","--runtime",rt,"--directory",mnt],env)
-            d=j["result"]["result"]["jobs"][0]; d=d.get("read") or d["write"]; iops=d["iops_per_s"]; n=d["total_ios"]
-        res.setdefault(v,[]).append((iops,cpu*1e9/n))
-        print(r,v,round(iops),round(cpu*1e9/n),flush=True)
-import statistics
-for v,l in res.items(): print("MED",v,round(statistics.median(x[0] for x in l)),round(statistics.median(x[1] for x in l)))
-print(open("/proc/loadavg").read())
+            env = dict(os.environ); env["INNOTUNE_URING_EXP"] = v
+            env.setdefault("INNOTUNE_STATE_DIR", "/tmp/exp-state")
+            j, cpu, steal = timed([os.environ["INNOTUNE"], "--format", "json", "bench", "--name", "rr", "--rw", rw, "--bs", bs,
+                                   "--iodepth", qd, "--numjobs", nj, "--ioengine", "io_uring", "--direct=1", "--size", "1024m",
+                                   "--runtime", rt, "--directory", mnt], env)
+            d = j["result"]["result"]["jobs"][0]; d = d.get("read") or d["write"]; iops = d["iops_per_s"]; n = d["total_ios"]
+        res.setdefault(v, []).append((iops, cpu * 1e9 / max(n, 1), steal))
+        print("round %d %-8s IOPS %7.0f  CPU %5.0f ns/IO  steal %4.1f %%" % (r + 1, v, iops, cpu * 1e9 / max(n, 1), steal), flush=True)
+
+for v, l in res.items():
+    print("MED %-8s IOPS %7.0f  CPU %5.0f ns/IO  steal %4.1f %%" % (
+        v, statistics.median(x[0] for x in l), statistics.median(x[1] for x in l), statistics.median(x[2] for x in l)))
+quiet = [all(res[v][i][2] < QUIET for v in variants) for i in range(rounds)]
+base = next((v for v in variants if v != "fio"), None)
+for ref in [x for x in (base, "fio") if x in res]:
+    for v in variants:
+        if v == ref:
+            continue
+        for label, keep in (("all rounds", [True] * rounds), ("quiet rounds", quiet)):
+            rat = [res[v][i][0] / res[ref][i][0] for i in range(rounds) if keep[i]]
+            if not rat:
+                print("PAIRED %s/%s %s: none" % (v, ref, label))
+                continue
+            est, ci = hodges_lehmann(rat)
+            print("PAIRED %s/%s %s (%d): %.3f CI %s, ahead in %d; %s" % (
+                v, ref, label, len(rat), est, "%.3f-%.3f" % ci if ci else "-", sum(x > 1 for x in rat), verdict(ci, v)))
+print("uptime:", open("/proc/loadavg").read().strip())

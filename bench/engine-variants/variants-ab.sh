@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# compare.py on a RAM-backed loop device (direct I/O, tmpfs, ext4) made for the run and removed
+# after it: the engine variants of a throwaway build against fio, steal recorded per run.
+# Usage (as root): INNOTUNE=/tmp/innotuneB bench/engine-variants/variants-ab.sh RUNTIME_S VARIANTS ROUNDS
+#   e.g. RW=randwrite QD=16 INNOTUNE=/tmp/innotuneB bench/engine-variants/variants-ab.sh 5 fio,default,nobufs 20
+#   env: RW=randread QD=32 BS=16k NJ=1 (see compare.py for the variants and the build).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+: "${INNOTUNE:?give INNOTUNE=the throwaway build (see compare.py)}"
+. bench/lib.sh
+bench_workdir variants-ab
+bench_tmpfs "$WORK/ram" 1800
+truncate -s 1700M "$WORK/ram/backing"
+bench_loop "$WORK/ram/backing"
+bench_ext4 "$LOOP" "$WORK/mnt"
+"$INNOTUNE" --format json bench --name rr --directory "$WORK/mnt" --rw write --bs 1m --iodepth 4 --direct=1 --size 1g > /dev/null
+MNT="$WORK/mnt" python3 bench/engine-variants/compare.py "$@"
