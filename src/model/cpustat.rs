@@ -45,8 +45,9 @@ pub struct HostCpu {
 }
 
 /// Steal at or above this share of the window makes a result a warning.
-/// Below it, the IOPS of repeated runs on the development VM varied by a
-/// few percent; at 15–30 % they varied by 40 % (the module doc).
+/// On the development VM, runs below it varied by up to ±8 % among
+/// themselves; runs at 7–13 % steal ran 10–28 % below them
+/// (bench/RESULTS.md, host CPU entry of 2026-11-26 22:52).
 pub const STEAL_WARN_PCT: f64 = 5.0;
 
 /// Parse `/proc/stat` text. procfs-core needs the `cpu`, `ctxt`, `btime`
