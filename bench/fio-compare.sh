@@ -48,7 +48,7 @@ bench_loop "$BACKFILE"
 bench_ext4 "$LOOP" "$MNT"
 
 python3 - "$INNOTUNE" "$MNT" "$ROUNDS" "$RUNTIME" "$SIZE" "$LOOP" "$BACKING" <<'PY'
-import datetime, json, math, os, resource, statistics, subprocess, sys
+import datetime, json, os, resource, statistics, subprocess, sys
 
 innotune, mnt, rounds, runtime, size, loop, backing = sys.argv[1:8]
 rounds, runtime = int(rounds), int(runtime)

@@ -656,18 +656,16 @@ pub struct Noise {
 impl Noise {
     /// Add the steal of the trials' windows (each trial's `host_cpu`).
     pub fn with_steal(mut self, trials: &[super::trials::Trial]) -> Noise {
-        let v: Vec<f64> = trials
+        let pct: Vec<f64> = trials
             .iter()
-            .filter_map(|t| t.host_cpu.map(|c| c.steal_pct / 100.0))
+            .filter_map(|t| t.host_cpu.map(|c| c.steal_pct))
             .collect();
-        if !v.is_empty() {
-            self.steal_median = Some(stats::median(&v));
-            self.steal_max = Some(v.iter().copied().fold(0.0, f64::max));
-            self.steal_trials = Some(
-                v.iter()
-                    .filter(|x| **x * 100.0 >= crate::model::cpustat::STEAL_WARN_PCT)
-                    .count(),
-            );
+        if !pct.is_empty() {
+            // Fractions here, like the CVs (JSON shows percent).
+            self.steal_median = Some(stats::median(&pct) / 100.0);
+            self.steal_max = Some(pct.iter().copied().fold(0.0, f64::max) / 100.0);
+            let over = |p: &&f64| **p >= crate::model::cpustat::STEAL_WARN_PCT;
+            self.steal_trials = Some(pct.iter().filter(over).count());
         }
         self
     }
