@@ -1,14 +1,16 @@
-//! Statistics behind every verdict: medians, bootstrap confidence intervals,
-//! and the rule that turns two sets of trials into "better", "worse" or
-//! "no significant difference".
+//! Statistics behind every verdict: medians, bootstrap confidence intervals
+//! of a candidate's own median, and the rule that turns two sets of trials
+//! into "better", "worse" or "no significant difference".
 //!
 //! Why medians: benchmark trials have a long right tail (a background flush,
 //! a hiccup in the hypervisor), and one bad trial must not move the answer.
-//! Why the bootstrap: it needs no distributional assumption, and a percentile
-//! interval is easy to explain ("95% of resampled medians fell here").
-//! Why a rank-test gate on top (see [`compare`]): with 5 trials per side the
-//! percentile bootstrap of a ratio of medians is too liberal, and we promise
-//! at most 5% false "wins" when nothing changed.
+//! Why the bootstrap for a candidate's summary: it needs no distributional
+//! assumption, and a percentile interval is easy to explain ("95% of
+//! resampled medians fell here"). Why not for the comparison (see
+//! [`compare`]): with 4–8 trials per side a bootstrap of a ratio is coarse
+//! and, at R = 4, too liberal, and we promise at most 5% false "wins" when
+//! nothing changed; the comparison's interval comes from the exact rank
+//! test itself.
 pub mod compare;
 pub mod sequential;
 

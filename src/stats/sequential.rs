@@ -37,10 +37,12 @@
 //! what it did not spend is left for the later looks. Ties in real data
 //! (midranks) only make the test's p-values coarser.
 //!
-//! A verdict also needs the bootstrap CI (at level 1 − the look's nominal
-//! level) to exclude 1 and the minimum effect ([`super::compare`]): each
-//! gate only removes verdicts, so the bound of the rank test alone bounds
-//! the whole rule.
+//! A verdict also needs the confidence interval at level 1 − the look's
+//! nominal level to exclude 1, and the minimum effect
+//! ([`super::compare`]). That interval inverts the same rank test, so it
+//! excludes 1 exactly when p ≤ the level (without ties): it costs no power
+//! at any look, and since each gate can only remove verdicts, the bound of
+//! the rank test alone bounds the whole rule.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -66,36 +68,8 @@ pub fn pocock_spent(alpha: f64, t: f64) -> f64 {
 
 /// Exact null distribution of the Mann–Whitney U for `r` against `r`
 /// values without ties: the number of orderings with U = u, u = 0..=r².
-/// f(m, n, u) = f(m − 1, n, u) + f(m, n − 1, u − m) (the largest value is
-/// an A, or a B above all m A's); counts up to C(80, 40) < 1.1e23 lose
-/// nothing that matters in f64 (ratios only).
 fn u_counts(r: usize) -> Vec<f64> {
-    // prev[n] = distribution for (m − 1, n); build row m from it.
-    let max_u = r * r;
-    let mut row: Vec<Vec<f64>> = (0..=r)
-        .map(|_| {
-            let mut v = vec![0.0; max_u + 1];
-            v[0] = 1.0;
-            v
-        })
-        .collect(); // m = 0: U = 0 for every n
-    for m in 1..=r {
-        let mut next: Vec<Vec<f64>> = Vec::with_capacity(r + 1);
-        let mut v0 = vec![0.0; max_u + 1];
-        v0[0] = 1.0; // n = 0
-        next.push(v0);
-        for n in 1..=r {
-            let mut v = vec![0.0; max_u + 1];
-            for u in 0..=max_u {
-                let a = row[n][u]; // largest is an A: f(m − 1, n, u)
-                let b = if u >= m { next[n - 1][u - m] } else { 0.0 };
-                v[u] = a + b;
-            }
-            next.push(v);
-        }
-        row = next;
-    }
-    row[r].clone()
+    super::compare::u_null_counts(r, r)
 }
 
 /// Two-sided exact p-value (no ties) for each distance k = |2U − r²|,

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 ///
 /// Each round visits the candidates in a fresh random order; each trial sets
 /// the candidate on every device in the stack (journaled first), runs a
-/// warm-up, then a measured window. Verdicts need a 95% CI of the ratio to
-/// the current setting that excludes 1, an effect of at least --min-effect,
-/// and an exact rank test at p <= 0.05.
+/// warm-up, then a measured window. Verdicts need an exact rank test at
+/// p <= 0.05, the ratio to the current setting (the median of all trial
+/// ratios) with its exact 95% interval, the same test inverted, excluding 1,
+/// and an effect of at least --min-effect.
 ///
 /// OLTP workloads count transactions per second (tps) where bench
 /// workloads count IOPS; p99 is the transaction's.

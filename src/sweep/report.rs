@@ -259,7 +259,7 @@ fn document(r: &SweepReport) -> Document {
             .map(|l| format!("round {} p ≤ {}", l.round, fmt_num(l.level)))
             .collect();
         d.paragraph(format!(
-            "Sequential design: after each round a verdict needs the rank test's p at most that look's level ({}; Pocock-type spending of {} = 0.05 over {} workload{} across all looks), the CI at 1 − level to exclude 1, and an effect of at least {}; a verdict reached at a look is kept; the {} objective decides.",
+            "Sequential design: after each round a verdict needs the rank test's p at most that look's level ({}; Pocock-type spending of {} = 0.05 over {} workload{} across all looks), the ratio's exact interval at 1 − level (the same test inverted) to exclude 1, and an effect of at least {}; a verdict reached at a look is kept; the {} objective decides.",
             if levels.is_empty() { "no look can cross".to_string() } else { levels.join(", ") },
             fmt_num(alpha),
             r.workloads.len(),
@@ -269,7 +269,7 @@ fn document(r: &SweepReport) -> Document {
         ));
     } else {
         d.paragraph(format!(
-        "Verdicts need a {} CI of the ratio to {} that excludes 1, an effect of at least {}, and an exact rank test p ≤ {} (0.05 over {} workload{}); the {} objective decides.",
+        "Verdicts need an exact rank test p ≤ {3} (0.05 over {4} workload{5}), the ratio to {1} (median of all trial ratios) with its exact {0} interval (the same test inverted) excluding 1, and an effect of at least {2}; the {6} objective decides.",
         pct(1.0 - alpha),
         r.baseline,
         pct(r.min_effect),
