@@ -109,17 +109,21 @@ impl Default for CompareOpts {
 /// Candidate compared with baseline for one metric.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
-    /// median(candidate) / median(baseline); none when the baseline median
-    /// is 0 or missing (JSON: `{"unknown": reason}`).
+    /// The Hodges–Lehmann ratio: the median of all candidate/baseline trial
+    /// ratios (log scale); none when the baseline median is 0 or missing, or
+    /// a trial value is negative or not finite (JSON: `{"unknown": reason}`).
     #[serde(serialize_with = "known_ratio")]
     pub ratio: Option<f64>,
-    /// Bootstrap CI of the ratio at `ci_level`.
+    /// Moses' exact interval of the ratio at `ci_level` (the rank test
+    /// inverted).
     #[serde(serialize_with = "known_ratio")]
     pub ci_low: Option<f64>,
     #[serde(serialize_with = "known_ratio")]
     pub ci_high: Option<f64>,
-    /// Confidence level of the CI: 1 − alpha (0.95 unless corrected for
-    /// several comparisons). JSON: `ci_level_pct`, in percent.
+    /// Confidence level of the interval: 1 − alpha (0.95 unless corrected
+    /// for several comparisons); lower when alpha is finer than the trials
+    /// can reach (the interval is then the whole range of trial ratios).
+    /// JSON: `ci_level_pct`, in percent.
     #[serde(rename = "ci_level_pct", serialize_with = "super::as_pct")]
     pub ci_level: f64,
     /// Two-sided exact permutation p-value of the rank-sum test.
@@ -132,7 +136,7 @@ fn known_ratio<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::
     match v {
         Some(x) => s.serialize_f64(*x),
         None => crate::host::Known::<f64>::unknown(
-            "no ratio: the baseline has no trials or a median of 0",
+            "no ratio: the baseline has no trials or a median of 0, or a trial value is not a finite number >= 0",
         )
         .serialize(s),
     }
