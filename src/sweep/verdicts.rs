@@ -994,6 +994,61 @@ pub(crate) mod tests {
         }
     }
 
+    /// The shape that missed before 2026-11-27 (bench/RESULTS.md, AMD
+    /// sweep 23:46, run 7): `none`'s read p99 far below mq-deadline's in
+    /// most windows, two uneven windows (one stall, one level), 8 rounds.
+    /// The rank test crosses the round-8 level; the interval, the same test
+    /// inverted, must then exclude 1 too, so the verdict is reached there.
+    /// The rule before, a 98.5% percentile bootstrap of the ratio of
+    /// medians, spans 1 on these numbers (computed with 5000 resamples:
+    /// 0.016–95, 1.1% of resampled ratios at or above 1), so it missed.
+    #[test]
+    fn uneven_large_effect_crosses_when_the_rank_test_does() {
+        let cands = [cand("mq-deadline", "mq-deadline"), cand("none", "none")];
+        let ws = vec!["mixed".to_string()];
+        let mut s = Sequential::new(0.05, 1, 2, 8, false);
+        // p99 in µs per round: the stall in round 2 keeps round 4 (the
+        // first look: complete separation needed) from crossing.
+        let mqd = [17e3, 18e3, 19e3, 20e3, 21e3, 22e3, 23e3, 24e3];
+        let none = [400.0, 4e6, 300.0, 500.0, 350.0, 450.0, 17.5e3, 380.0];
+        let opts = CompareOpts {
+            seed: 7,
+            ..Default::default()
+        };
+        let mut trials = vec![];
+        for r in 0..8u32 {
+            trials.push(bench_trial(
+                r,
+                "mq-deadline",
+                "mixed",
+                1000.0,
+                mqd[r as usize],
+            ));
+            trials.push(bench_trial(r, "none", "mixed", 1000.0, none[r as usize]));
+            if s.look(&trials, &cands, 0, &ws, Objective::Latency, &opts, r + 1) {
+                break;
+            }
+        }
+        let s = s.finish();
+        let v = &s.verdicts[0];
+        let reached = v.sequential.unwrap();
+        let p99 = v.p99.as_ref().unwrap();
+        eprintln!(
+            "{reached:?} p {} ratio {:?} [{:?}, {:?}]",
+            p99.p_value, p99.ratio, p99.ci_low, p99.ci_high
+        );
+        assert!(reached.round > 4, "{reached:?}");
+        assert!(
+            reached.crossed && p99.p_value <= reached.level,
+            "{reached:?} {p99:?}"
+        );
+        assert_eq!(v.verdict, Verdict::Better, "{v:?}");
+        assert!(
+            p99.ci_high.unwrap() < 1.0 && p99.ratio.unwrap() < 0.1,
+            "{p99:?}"
+        );
+    }
+
     #[test]
     fn noise_summary_in_percent() {
         let cands = [cand("a", "none")];
