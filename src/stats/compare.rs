@@ -319,9 +319,9 @@ fn lower_tail_uncached(m: usize, n: usize) -> Vec<f64> {
 const EXACT_CI_PAIRS: usize = 1600;
 
 /// Φ(x) from erfc by the Numerical Recipes Chebyshev fit (|relative error|
-/// < 1.2e-7): only the large-sample branch of [`lower_tail`] needs it, far
-/// below any level a sweep uses, so not worth a dependency.
-fn normal_cdf(x: f64) -> f64 {
+/// < 1.2e-7): only the large-sample branch of [`lower_tail`] (and a test of
+/// the sequential design) needs it, so not worth a dependency.
+pub(crate) fn normal_cdf(x: f64) -> f64 {
     let z = -x / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.5 * z.abs());
     let y = t

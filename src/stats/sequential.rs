@@ -278,28 +278,10 @@ mod tests {
         assert_eq!(b4.first_look(), Some(6), "{b4:?}");
         // O'Brien–Fleming-type spending would have spent too little by
         // round 5 for even complete separation (0.0079).
-        let obf = |t: f64| {
-            // 2 − 2Φ(1.96/√t) via erfc: Φ(x) = erfc(−x/√2)/2.
-            libm_erfc(1.959_964 / t.sqrt() / std::f64::consts::SQRT_2)
-        };
+        // 2 − 2Φ(1.96/√t) = 2Φ(−1.96/√t).
+        let obf = |t: f64| 2.0 * super::super::compare::normal_cdf(-1.959_964 / t.sqrt());
         assert!(obf(0.5) < smallest_p(5), "{}", obf(0.5));
         assert!(obf(0.4) < smallest_p(4));
-    }
-
-    /// erfc by Abramowitz–Stegun 7.1.26 (|error| < 1.5e-7): enough to show
-    /// the O'Brien–Fleming figures in a test, not worth a dependency.
-    fn libm_erfc(x: f64) -> f64 {
-        let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
-        let y = t
-            * (0.254_829_592
-                + t * (-0.284_496_736
-                    + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-        let e = y * (-x * x).exp();
-        if x >= 0.0 {
-            e
-        } else {
-            2.0 - e
-        }
     }
 
     /// An independent check of the calibration (other seeds, normal
