@@ -165,7 +165,11 @@ pub fn recommend(
 /// ran without ever starving it: `none starved reads in 2 of 5 mixed
 /// windows, mq-deadline in none of 5`. None when it did not (the veto of
 /// the module doc).
-fn starves_alone(x: &Candidate, others: &[&Candidate], trials: &[Trial]) -> Option<String> {
+pub(super) fn starves_alone(
+    x: &Candidate,
+    others: &[&Candidate],
+    trials: &[Trial],
+) -> Option<String> {
     // (windows, windows starved in `dir`) of candidate `c` on workload `w`.
     let tally = |c: &str, w: &str, dir: &str| {
         trials

@@ -90,6 +90,12 @@ pub struct SequentialSummary {
     pub stopped_early: bool,
     /// `verdicts` or `pairwise`: what the stop waited for.
     pub decided_on: &'static str,
+    /// The sweep stopped because no candidate could become the
+    /// recommendation any more, whatever later rounds measured (a
+    /// futility stop: a verdict it needed crossed against it, or the
+    /// starvation veto held); why, per candidate. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settled: Option<String>,
     /// Rounds not run, and their time estimated from the rounds that ran.
     pub saved_rounds: u32,
     pub saved_s: f64,
@@ -123,6 +129,7 @@ impl SequentialSummary {
             } else {
                 "verdicts"
             },
+            settled: s.settled.clone().filter(|_| early),
             saved_rounds,
             saved_s: if run > 0 {
                 rounds_s / run as f64 * saved_rounds as f64
@@ -141,7 +148,15 @@ impl SequentialSummary {
             .map_or("no look can reach a verdict".to_string(), |r| {
                 format!("verdicts possible from round {r}")
             });
-        if self.stopped_early {
+        if let (true, Some(why)) = (self.stopped_early, &self.settled) {
+            format!(
+                "sequential (Pocock-type alpha spending, {first}): stopped after round {} of at most {}, the answer was settled: {why}; no later round could make a candidate the recommendation; saved ≈ {} ({} rounds)",
+                self.rounds_run,
+                self.max_rounds,
+                super::plan::fmt_d(std::time::Duration::from_secs_f64(self.saved_s.max(0.0))),
+                self.saved_rounds
+            )
+        } else if self.stopped_early {
             format!(
                 "sequential (Pocock-type alpha spending, {first}): stopped after round {} of at most {}, every verdict the recommendation needs was clear; saved ≈ {} ({} rounds)",
                 self.rounds_run,
@@ -259,7 +274,7 @@ fn document(r: &SweepReport) -> Document {
             .map(|l| format!("round {} p ≤ {}", l.round, fmt_num(l.level)))
             .collect();
         d.paragraph(format!(
-            "Sequential design: after each round a verdict needs the rank test's p at most that look's level ({}; Pocock-type spending of {} = 0.05 over {} workload{} across all looks), the ratio's exact interval at 1 − level (the same test inverted) to exclude 1, and an effect of at least {}; a verdict reached at a look is kept; the {} objective decides.",
+            "Sequential design: after each round a verdict needs the rank test's p at most that look's level ({}; Pocock-type spending of {} = 0.05 over {} workload{} across all looks), the ratio's exact interval at 1 − level (the same test inverted) to exclude 1, and an effect of at least {}; a verdict reached at a look is kept; the {} objective decides. From the first look the sweep also stops when the answer is settled: every other candidate has a kept verdict against it or starved a direction where the current setting never did, so no later round could make it the recommendation.",
             if levels.is_empty() { "no look can cross".to_string() } else { levels.join(", ") },
             fmt_num(alpha),
             r.workloads.len(),
@@ -1005,6 +1020,31 @@ mod tests {
         assert_eq!(j["sequential"]["spending"], "pocock");
         assert_eq!(j["verdicts"][0]["sequential"]["round"], 5);
         assert_eq!(j["verdicts"][0]["sequential"]["crossed"], true);
+        assert!(j["sequential"].get("settled").is_none(), "{j}");
+
+        // A stop on a settled answer says why, in text and JSON.
+        s.settled = Some(
+            "none is vetoed: none starved reads in 1 of 5 mixed windows, mq-deadline in none of 5"
+                .into(),
+        );
+        r.sequential = Some(SequentialSummary::new(&s, Some(5), 50.0));
+        let text = render(
+            &r,
+            &crate::export::text::Text::new(crate::output::Style::plain()),
+        );
+        assert!(
+            text.contains("stopped after round 5 of at most 10, the answer was settled: none is vetoed: none starved reads in 1 of 5"),
+            "{text}"
+        );
+        let j = serde_json::to_value(&r).unwrap();
+        assert!(j["sequential"]["settled"]
+            .as_str()
+            .unwrap()
+            .starts_with("none is vetoed"));
+        // A run to the budget never reports a settled stop.
+        s.rounds_run = 10;
+        let sq = SequentialSummary::new(&s, None, 100.0);
+        assert!(!sq.stopped_early && sq.settled.is_none());
         // Fixed designs keep their JSON: no sequential keys anywhere.
         let fixed = serde_json::to_value(report()).unwrap();
         assert!(fixed.get("sequential").is_none());

@@ -444,6 +444,26 @@ fn pairwise_at(
 /// crossed: the verdicts against the current setting, or with `--choose`
 /// and an unmeasured current setting, the pairwise ones.
 ///
+/// It also stops when **the answer is settled**: no candidate can become
+/// the recommendation whatever the remaining rounds measure, so they could
+/// only refine verdicts nobody acts on (a futility stop, in the language of
+/// group-sequential trials). A candidate is out when a verdict it needs
+/// crossed against it (worse than the current setting on a workload, or
+/// worse than another candidate in a `--choose` run: crossed verdicts are
+/// kept), or when the starvation veto of [`super::recommend`] holds: it
+/// starved a direction in a window where the setting it would replace
+/// never did. Such a stop can only keep what the host runs, so it adds no
+/// false change and the A/A bound holds; what it gives up is the case where
+/// the current setting starves in a later round and lifts the veto (0 of
+/// 244 mq-deadline windows on this VM's mixed workload, bench/RESULTS.md
+/// 2026-11-27). Measured why it is needed: on days the disk stalls reads
+/// under `none` in about one window in three and serves them 10× faster
+/// than mq-deadline in the others, the rank test sees a mixture and never
+/// crosses, and every sequential sweep ran to its budget to keep
+/// mq-deadline through the veto (bench/RESULTS.md 2026-11-27 02:22). The
+/// stop waits for a look at which a verdict could cross (`first_look`), so
+/// it is never earlier than a clear difference could be.
+///
 /// Multiplicity across workloads and settings is as in the fixed design:
 /// each comparison's sequential test runs at alpha / W ([`verdicts`]) or
 /// [`pairwise_alpha`] ([`pairwise`]), and the spending bounds each one's
@@ -458,6 +478,9 @@ pub struct Sequential {
     pub verdicts: Vec<WorkloadVerdict>,
     pub pairwise: Vec<WorkloadVerdict>,
     pub rounds_run: u32,
+    /// Why the sweep stopped on a settled answer (see above); None when it
+    /// stopped on crossed verdicts, or ran to the budget.
+    pub settled: Option<String>,
 }
 
 impl Sequential {
@@ -479,6 +502,7 @@ impl Sequential {
             verdicts: Vec::new(),
             pairwise: Vec::new(),
             rounds_run: 0,
+            settled: None,
         }
     }
 
@@ -519,10 +543,25 @@ impl Sequential {
         } else {
             &self.verdicts
         };
-        !needed.is_empty()
+        if !needed.is_empty()
             && needed
                 .iter()
                 .all(|v| v.sequential.is_some_and(|r| r.crossed))
+        {
+            return true;
+        }
+        let could_cross = match (&self.pairwise_bounds, self.needs_pairwise) {
+            (Some(b), true) => b.level(round) > 0.0,
+            _ => v.level(round) > 0.0,
+        };
+        if could_cross && !last {
+            self.settled = if self.needs_pairwise {
+                settled_pairwise(&self.pairwise, trials, cands, objective)
+            } else {
+                settled_measured(&self.verdicts, trials, cands, reference, objective)
+            };
+        }
+        self.settled.is_some()
     }
 
     /// The verdicts to report: crossed ones as reached, the others from the
@@ -539,6 +578,83 @@ impl Sequential {
         }
         self
     }
+}
+
+/// Crossed verdicts of `verdicts` (the kept ones).
+fn crossed(verdicts: &[WorkloadVerdict]) -> impl Iterator<Item = &WorkloadVerdict> {
+    verdicts
+        .iter()
+        .filter(|v| v.sequential.is_some_and(|r| r.crossed))
+}
+
+/// The current setting (`cands[base]`) was measured: settled when every
+/// candidate with another setting is out (see [`Sequential`]); why, one
+/// clause per candidate. None while any can still qualify, or when no
+/// candidate differs from the current setting (an A/A run keeps it anyway
+/// and runs for its verdicts).
+fn settled_measured(
+    verdicts: &[WorkloadVerdict],
+    trials: &[Trial],
+    cands: &[Candidate],
+    base: usize,
+    objective: Objective,
+) -> Option<String> {
+    let base = &cands[base];
+    let mut why = Vec::new();
+    for c in cands.iter().filter(|c| !c.same_setting(base)) {
+        let lost =
+            crossed(verdicts).find(|v| v.candidate == c.label && v.verdict == Verdict::Worse);
+        if let Some(v) = lost {
+            why.push(format!(
+                "{} cannot qualify: {} against {}",
+                c.setting(),
+                v.describe(objective),
+                base.setting()
+            ));
+        } else if let Some(s) = super::recommend::starves_alone(c, &[base], trials) {
+            why.push(format!("{} is vetoed: {s}", c.setting()));
+        } else {
+            return None;
+        }
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// `--choose` with an unmeasured current setting: settled when no
+/// candidate can still be significantly better than every other one
+/// without starving alone, i.e. the current setting will be kept.
+fn settled_pairwise(
+    pairwise: &[WorkloadVerdict],
+    trials: &[Trial],
+    cands: &[Candidate],
+    objective: Objective,
+) -> Option<String> {
+    let mut why = Vec::new();
+    for x in cands {
+        let others: Vec<&Candidate> = cands.iter().filter(|y| !y.same_setting(x)).collect();
+        if others.is_empty() {
+            return None;
+        }
+        // A kept verdict in which `x` lost to another candidate.
+        let lost = crossed(pairwise).find(|v| {
+            (v.candidate == x.label && v.verdict == Verdict::Worse)
+                || (v.baseline == x.label && v.verdict == Verdict::Better)
+        });
+        if let Some(v) = lost {
+            why.push(format!(
+                "{} cannot be chosen: {} vs {}: {}",
+                x.label,
+                v.candidate,
+                v.baseline,
+                v.describe(objective)
+            ));
+        } else if let Some(s) = super::recommend::starves_alone(x, &others, trials) {
+            why.push(format!("{} is vetoed: {s}", x.label));
+        } else {
+            return None;
+        }
+    }
+    (!why.is_empty()).then(|| why.join("; "))
 }
 
 /// Test again every comparison of `state` that has not crossed, at the
@@ -1047,6 +1163,148 @@ pub(crate) mod tests {
             p99.ci_high.unwrap() < 1.0 && p99.ratio.unwrap() < 0.1,
             "{p99:?}"
         );
+    }
+
+    /// Run the looks of a sequential mixed-workload sweep of mq-deadline
+    /// (the current setting, index 0) and none over p99s in ms per round;
+    /// `starved[c]` lists the 0-based rounds in which candidate c's reads
+    /// starved (their p99 is then the 4 s window).
+    fn settle_run(
+        none_ms: &[f64],
+        mqd_ms: &[f64],
+        starved: [&[u32]; 2],
+        pairwise: bool,
+    ) -> Sequential {
+        let cands = [cand("mq-deadline", "mq-deadline"), cand("none", "none")];
+        let ws = vec!["mixed".to_string()];
+        let rounds = none_ms.len() as u32;
+        let mut s = Sequential::new(0.05, 1, 2, rounds, pairwise);
+        let opts = CompareOpts {
+            seed: 7,
+            ..Default::default()
+        };
+        let mut trials = vec![];
+        for r in 0..rounds {
+            for (c, (label, ms)) in [("mq-deadline", mqd_ms), ("none", none_ms)]
+                .iter()
+                .enumerate()
+            {
+                let mut t = bench_trial(r, label, "mixed", 1000.0, ms[r as usize] * 1000.0);
+                if starved[c].contains(&r) {
+                    t.starved = vec!["read".into()];
+                }
+                trials.push(t);
+            }
+            if s.look(&trials, &cands, 0, &ws, Objective::Latency, &opts, r + 1) {
+                break;
+            }
+        }
+        s.finish()
+    }
+
+    /// The settled stop, on a sequential sweep measured on this VM
+    /// (bench/sweep-sequential.sh, 2026-11-27 04:51, Intel host): none's
+    /// read p99 was far below mq-deadline's in most windows but its reads
+    /// starved for the whole 4 s window in rounds 5 and 7, so the rank test
+    /// never crossed and the sweep ran all 8 rounds to keep mq-deadline
+    /// through the veto. With the settled stop it ends at round 5, the
+    /// first look after none starved, with the same answer; the verdict is
+    /// left open and says so.
+    #[test]
+    fn a_candidate_vetoed_for_starving_settles_the_answer() {
+        let none = [3.29, 31.26, 2.75, 13.04, 4000.0, 0.86, 4000.0, 1.61];
+        let mqd = [17.51, 18.45, 17.87, 18.87, 18.33, 21.69, 20.05, 17.42];
+        let s = settle_run(&none, &mqd, [&[], &[4, 6]], false);
+        assert!(s.bounds.first_look().unwrap() <= 5);
+        assert_eq!(s.rounds_run, 5, "{:?}", s.verdicts[0]);
+        let why = s.settled.as_deref().expect("settled");
+        assert_eq!(
+            why,
+            "none is vetoed: none starved reads in 1 of 5 mixed windows, mq-deadline in none of 5"
+        );
+        let v = &s.verdicts[0];
+        assert_eq!(v.verdict, Verdict::NoSignificantDifference);
+        let r = v.sequential.unwrap();
+        assert!(!r.crossed && !r.ran_to_budget && r.round == 5, "{r:?}");
+        assert_eq!(r.describe(), "open when the sweep stopped at round 5");
+
+        // Without a starved window the same numbers run to the budget: the
+        // stop is the veto's, not the rank test's.
+        let calm: Vec<f64> = none.iter().map(|&x| x.min(40.0)).collect();
+        let s = settle_run(&calm, &mqd, [&[], &[]], false);
+        assert_eq!((s.rounds_run, s.settled.as_deref()), (8, None));
+
+        // When the current setting starved too, the veto does not hold
+        // and nothing is settled.
+        let mut both = mqd;
+        both[1] = 4000.0;
+        let s = settle_run(&none, &both, [&[1], &[4, 6]], false);
+        assert_eq!((s.rounds_run, s.settled.as_deref()), (8, None));
+
+        // Starving before any verdict is possible settles nothing yet: the
+        // stop waits for the first look.
+        let first = Sequential::new(0.05, 1, 2, 8, false)
+            .bounds
+            .first_look()
+            .unwrap();
+        let s = settle_run(&none, &mqd, [&[], &[0, 4, 6]], false);
+        assert_eq!(s.rounds_run, first, "{:?}", s.settled);
+        assert!(s.settled.is_some());
+
+        // With --choose and an unmeasured current setting, mq-deadline can
+        // still be chosen over the starving none: nothing is settled.
+        let s = settle_run(&none, &mqd, [&[], &[4, 6]], true);
+        assert!(s.settled.is_none(), "{:?}", s.settled);
+    }
+
+    /// A kept "worse" verdict settles too: once the only other candidate
+    /// crossed against the current setting on one workload, the other
+    /// workload's open verdict cannot make it qualify.
+    #[test]
+    fn a_kept_worse_verdict_settles_the_answer() {
+        let cands = [cand("mq-deadline", "mq-deadline"), cand("none", "none")];
+        let ws = vec!["a".to_string(), "b".to_string()];
+        let mut s = Sequential::new(0.05, 2, 2, 10, false);
+        let opts = CompareOpts {
+            seed: 3,
+            ..Default::default()
+        };
+        let mut trials = vec![];
+        for r in 0..10u32 {
+            let j = r as f64;
+            // a: none clearly slower; b: level.
+            trials.push(bench_trial(r, "mq-deadline", "a", 1000.0 + j, 100.0));
+            trials.push(bench_trial(r, "none", "a", 500.0 + j, 100.0));
+            trials.push(bench_trial(
+                r,
+                "mq-deadline",
+                "b",
+                1000.0 + (j % 3.0),
+                100.0,
+            ));
+            trials.push(bench_trial(
+                r,
+                "none",
+                "b",
+                1000.0 + ((j + 1.0) % 3.0),
+                100.0,
+            ));
+            if s.look(&trials, &cands, 0, &ws, Objective::Throughput, &opts, r + 1) {
+                break;
+            }
+        }
+        let s = s.finish();
+        let first = s.bounds.first_look().unwrap();
+        assert_eq!(s.rounds_run, first);
+        assert_eq!(s.verdicts[0].verdict, Verdict::Worse);
+        assert!(s.verdicts[0].sequential.unwrap().crossed);
+        assert!(!s.verdicts[1].sequential.unwrap().crossed);
+        let why = s.settled.as_deref().unwrap();
+        assert!(
+            why.starts_with("none cannot qualify: IOPS worse on a ("),
+            "{why}"
+        );
+        assert!(why.ends_with("against mq-deadline"), "{why}");
     }
 
     #[test]
