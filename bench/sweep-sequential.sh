@@ -66,10 +66,13 @@ def load(name):
     r = json.load(open(f"{work}/{name}.json"))["result"]
     t0, t1, l1, l5, l15, after = open(f"{work}/{name}.meta").read().split()
     return r, float(t1) - float(t0), f"{l1} {l5} {l15}", after
+# The answer is the recommendation (what a user acts on); the verdict it
+# rests on is shown beside it and counted separately.
 def answer(r):
     rec = r["recommendation"]
-    v = r["verdicts"][0]
-    return f"{rec['action']} {rec.get('setting', 'current')} ({metric} {v[metric]['verdict']})"
+    return f"{rec['action']} {rec.get('setting', 'current')}"
+def verdict(r):
+    return r["verdicts"][0][metric]["verdict"]
 # Windows in which a direction completed no I/O at all, per candidate
 # ("none 3/5, mq-deadline 0/5"); a "*" marks a sweep whose recommendation
 # the starvation veto decided (its reason names the starved windows).
@@ -84,27 +87,34 @@ def steal(r):
     if "steal_median_pct" not in n:
         return "–"
     return f"{n['steal_median_pct']:.1f}/{n['steal_max_pct']:.0f}"
-rows, ratios, rratios, same, rounds, vetoes = [], [], [], 0, [], 0
+rows, ratios, rratios, same, same_v, rounds, vetoes, settled = [], [], [], 0, 0, [], 0, 0
 for i in range(1, n + 1):
     f, fw, fl, fa = load(f"fixed.{i}")
     s, sw, sl, sa = load(f"seq.{i}")
     sq = s["sequential"]
     v = s["verdicts"][0]
     reached = v["sequential"]
-    at = f"round {reached['round']}" if reached["crossed"] else f"none (ran {sq['rounds_run']} rounds)"
+    if reached["crossed"]:
+        at = f"round {reached['round']}"
+    elif sq.get("settled"):
+        at = f"settled at round {sq['rounds_run']} (veto)" if "vetoed" in sq["settled"] else f"settled at round {sq['rounds_run']}"
+        settled += 1
+    else:
+        at = f"none (ran {sq['rounds_run']} rounds)"
     rounds.append(sq["rounds_run"])
     ratios.append(fw / sw)
     rratios.append(f["rounds_s"] / s["rounds_s"])
     same += answer(f) == answer(s)
+    same_v += verdict(f) == verdict(s)
     fp = f["verdicts"][0][metric]; sp = v[metric]
     vetoes += ("starved" in f["recommendation"]["reason"]) + ("starved" in s["recommendation"]["reason"])
-    rows.append(f"| {i} | {'fixed first' if i % 2 else 'sequential first'} | {fw:.0f} | {f['rounds_s']:.0f} | {answer(f)}, ratio {fp['ratio']:.2f}, p {fp['p_value']:.4f} | {sw:.0f} | {s['rounds_s']:.0f} | {at} | {answer(s)}, ratio {sp['ratio']:.2f}, p {sp['p_value']:.4f} ≤ {reached['level']:.4f} | {starved(f)} / {starved(s)} | {steal(f)} / {steal(s)} | {fw/sw:.2f}× | {fl} / {sl} | {fa}, {sa} |")
+    rows.append(f"| {i} | {'fixed first' if i % 2 else 'sequential first'} | {fw:.0f} | {f['rounds_s']:.0f} | {answer(f)} ({metric} {verdict(f)}), ratio {fp['ratio']:.2f}, p {fp['p_value']:.4f} | {sw:.0f} | {s['rounds_s']:.0f} | {at} | {answer(s)} ({metric} {verdict(s)}), ratio {sp['ratio']:.2f}, p {sp['p_value']:.4f} ≤ {reached['level']:.4f} | {starved(f)} / {starved(s)} | {steal(f)} / {steal(s)} | {fw/sw:.2f}× | {fl} / {sl} | {fa}, {sa} |")
 out = [f"\n## sweep, fixed vs sequential, {workload} workload, {scheds.replace(',', ' vs ')} on {disk} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n",
        f"{n} runs, each a fixed 5-round sweep of 8 s trials and a sequential sweep (at most 8 rounds of {seq_trial} trials), in alternating order, on a fresh loop device whose backing file is on {disk}; only {disk} is switched (was {before}). "
        "Wall = the whole command (layout of the 2 GiB of work files included); rounds = `rounds_s`, first trial to last.\n",
        "| run | order | fixed wall s | fixed rounds s | fixed answer | sequential wall s | sequential rounds s | verdict reached at | sequential answer | starved windows (fixed / seq; * = vetoed) | steal % median/max (fixed / seq) | wall ratio | load avg (fixed / seq) | scheduler after |",
        "|---:|---|---:|---:|---|---:|---:|---|---|---|---|---:|---|---|"] + rows
-out.append(f"\nSame answer in **{same} of {n}** runs. Wall time fixed/sequential: median **{st.median(ratios):.2f}×** (min {min(ratios):.2f}×, max {max(ratios):.2f}×); rounds only: median **{st.median(rratios):.2f}×** (min {min(rratios):.2f}×). Sequential rounds run: {', '.join(map(str, rounds))}. The starvation veto decided {vetoes} of {2 * n} sweeps.\n")
+out.append(f"\nSame answer (the recommendation) in **{same} of {n}** runs; the same {metric} verdict in {same_v} of {n}. Sequential sweeps stopped on a settled answer: {settled} of {n}. Wall time fixed/sequential: median **{st.median(ratios):.2f}×** (min {min(ratios):.2f}×, max {max(ratios):.2f}×); rounds only: median **{st.median(rratios):.2f}×** (min {min(rratios):.2f}×). Sequential rounds run: {', '.join(map(str, rounds))}. The starvation veto decided {vetoes} of {2 * n} sweeps.\n")
 out.append(f"Reproduce (as root): `{env}bench/sweep-sequential.sh {n} {seq_trial}`, which runs `{cmd_fixed}` and `{cmd_seq}` on a fresh loop device.\n")
 open(results, "a").write("\n".join(out) + "\n")
 print("\n".join(out))
