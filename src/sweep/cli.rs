@@ -74,8 +74,11 @@ pub struct SweepArgs {
     /// Stop as soon as the answer is clear: after each round, test every
     /// comparison the recommendation needs against a group-sequential
     /// boundary (Pocock-type alpha spending, so the false-positive bound
-    /// holds over all looks) and stop once all have crossed; ties run to
-    /// --rounds or the budget. The report names the round of each verdict.
+    /// holds over all looks) and stop once all have crossed, or once no
+    /// candidate can become the recommendation any more (a kept verdict
+    /// against it, or it starved where the current setting never did);
+    /// ties run to --rounds or the budget. The report names the round of
+    /// each verdict.
     /// Pair it with short trials (--trial 3s): the exact rank test needs
     /// 5 rounds for a verdict (6 with four workloads).
     #[arg(long)]
