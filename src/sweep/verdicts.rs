@@ -455,8 +455,8 @@ fn pairwise_at(
 /// never did. Such a stop can only keep what the host runs, so it adds no
 /// false change and the A/A bound holds; what it gives up is the case where
 /// the current setting starves in a later round and lifts the veto (0 of
-/// 244 mq-deadline windows on this VM's mixed workload, bench/RESULTS.md
-/// 2026-11-27). Measured why it is needed: on days the disk stalls reads
+/// 334 mq-deadline windows on this VM's mixed workload, bench/RESULTS.md
+/// 2026-11-27 02:22, 05:17 and 05:54). Measured why it is needed: on days the disk stalls reads
 /// under `none` in about one window in three and serves them 10× faster
 /// than mq-deadline in the others, the rank test sees a mixture and never
 /// crosses, and every sequential sweep ran to its budget to keep
