@@ -1203,7 +1203,7 @@ pub(crate) mod tests {
     }
 
     /// The settled stop, on a sequential sweep measured on this VM
-    /// (bench/sweep-sequential.sh, 2026-11-27 04:51, Intel host): none's
+    /// (bench/RESULTS.md 2026-11-27 05:17, run 1, Intel host): none's
     /// read p99 was far below mq-deadline's in most windows but its reads
     /// starved for the whole 4 s window in rounds 5 and 7, so the rank test
     /// never crossed and the sweep ran all 8 rounds to keep mq-deadline
@@ -1255,6 +1255,57 @@ pub(crate) mod tests {
         // still be chosen over the starving none: nothing is settled.
         let s = settle_run(&none, &mqd, [&[], &[4, 6]], true);
         assert!(s.settled.is_none(), "{:?}", s.settled);
+    }
+
+    /// `--choose` with an unmeasured current setting settles only when no
+    /// candidate can still be chosen: mq-deadline lost a kept pairwise
+    /// verdict to none on workload a, and none starved where mq-deadline
+    /// never did, while workload b is still open.
+    #[test]
+    fn a_choose_run_settles_when_every_candidate_is_out() {
+        let cands = [cand("mq-deadline", "mq-deadline"), cand("none", "none")];
+        let ws = vec!["a".to_string(), "b".to_string()];
+        let mut s = Sequential::new(0.05, 2, 2, 10, true);
+        let opts = CompareOpts {
+            seed: 5,
+            ..Default::default()
+        };
+        let mut trials = vec![];
+        for r in 0..10u32 {
+            let j = r as f64;
+            trials.push(bench_trial(r, "mq-deadline", "a", 500.0 + j, 100.0));
+            let mut t = bench_trial(r, "none", "a", 1000.0 + j, 100.0);
+            if r == 0 {
+                t.starved = vec!["write".into()];
+            }
+            trials.push(t);
+            trials.push(bench_trial(
+                r,
+                "mq-deadline",
+                "b",
+                1000.0 + (j % 3.0),
+                100.0,
+            ));
+            trials.push(bench_trial(
+                r,
+                "none",
+                "b",
+                1000.0 + ((j + 1.0) % 3.0),
+                100.0,
+            ));
+            if s.look(&trials, &cands, 0, &ws, Objective::Throughput, &opts, r + 1) {
+                break;
+            }
+        }
+        let s = s.finish();
+        let first = s.pairwise_bounds.as_ref().unwrap().first_look().unwrap();
+        assert_eq!(s.rounds_run, first, "{:?}", s.pairwise);
+        let why = s.settled.as_deref().expect("settled");
+        assert!(
+            why.starts_with("mq-deadline cannot be chosen: ")
+                && why.contains("; none is vetoed: none starved writes in 1 of"),
+            "{why}"
+        );
     }
 
     /// A kept "worse" verdict settles too: once the only other candidate
