@@ -73,13 +73,20 @@ def answer(r):
     return f"{rec['action']} {rec.get('setting', 'current')}"
 def verdict(r):
     return r["verdicts"][0][metric]["verdict"]
-# Windows in which a direction completed no I/O at all, per candidate
-# ("none 3/5, mq-deadline 0/5"); a "*" marks a sweep whose recommendation
-# the starvation veto decided (its reason names the starved windows).
-def starved(r):
+# Windows in which a direction stalled, per candidate: one I/O waited past
+# the stall limit (a read 500 ms) or none completed ("none 3/5,
+# mq-deadline 0/5"; older JSON has only `starved`, nothing completed), and
+# the longest read of any window of each candidate; a "*" marks a sweep
+# whose recommendation the veto decided (its reason names the stalls).
+def stalled(r):
     cands = sorted({t["candidate"] for t in r["trials"]})
-    cell = ", ".join(f"{c} {sum(1 for t in r['trials'] if t['candidate'] == c and t.get('starved'))}/{sum(1 for t in r['trials'] if t['candidate'] == c)}" for c in cands)
-    return cell + (" *" if "starved" in r["recommendation"]["reason"] else "")
+    def cell(c):
+        ts = [t for t in r["trials"] if t["candidate"] == c]
+        k = sum(1 for t in ts if t.get("starved") or t.get("stalled"))
+        longest = max((t.get("read_max_ns") or 0 for t in ts), default=0)
+        return f"{c} {k}/{len(ts)}" + (f" ({longest / 1e6:.0f} ms)" if longest else "")
+    vetoed = "starved" in r["recommendation"]["reason"] or "stalled" in r["recommendation"]["reason"]
+    return ", ".join(cell(c) for c in cands) + (" *" if vetoed else "")
 # The host's CPU steal over the trials' windows (the sweep's noise line):
 # "median/max %", to tell a host that stole CPU time from one that did not.
 def steal(r):
@@ -107,14 +114,14 @@ for i in range(1, n + 1):
     same += answer(f) == answer(s)
     same_v += verdict(f) == verdict(s)
     fp = f["verdicts"][0][metric]; sp = v[metric]
-    vetoes += ("starved" in f["recommendation"]["reason"]) + ("starved" in s["recommendation"]["reason"])
-    rows.append(f"| {i} | {'fixed first' if i % 2 else 'sequential first'} | {fw:.0f} | {f['rounds_s']:.0f} | {answer(f)} ({metric} {verdict(f)}), ratio {fp['ratio']:.2f}, p {fp['p_value']:.4f} | {sw:.0f} | {s['rounds_s']:.0f} | {at} | {answer(s)} ({metric} {verdict(s)}), ratio {sp['ratio']:.2f}, p {sp['p_value']:.4f} ≤ {reached['level']:.4f} | {starved(f)} / {starved(s)} | {steal(f)} / {steal(s)} | {fw/sw:.2f}× | {fl} / {sl} | {fa}, {sa} |")
+    vetoes += sum(("starved" in x["recommendation"]["reason"]) or ("stalled" in x["recommendation"]["reason"]) for x in (f, s))
+    rows.append(f"| {i} | {'fixed first' if i % 2 else 'sequential first'} | {fw:.0f} | {f['rounds_s']:.0f} | {answer(f)} ({metric} {verdict(f)}), ratio {fp['ratio']:.2f}, p {fp['p_value']:.4f} | {sw:.0f} | {s['rounds_s']:.0f} | {at} | {answer(s)} ({metric} {verdict(s)}), ratio {sp['ratio']:.2f}, p {sp['p_value']:.4f} ≤ {reached['level']:.4f} | {stalled(f)} / {stalled(s)} | {steal(f)} / {steal(s)} | {fw/sw:.2f}× | {fl} / {sl} | {fa}, {sa} |")
 out = [f"\n## sweep, fixed vs sequential, {workload} workload, {scheds.replace(',', ' vs ')} on {disk} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n",
        f"{n} runs, each a fixed 5-round sweep of 8 s trials and a sequential sweep (at most 8 rounds of {seq_trial} trials), in alternating order, on a fresh loop device whose backing file is on {disk}; only {disk} is switched (was {before}). "
        "Wall = the whole command (layout of the 2 GiB of work files included); rounds = `rounds_s`, first trial to last.\n",
-       "| run | order | fixed wall s | fixed rounds s | fixed answer | sequential wall s | sequential rounds s | verdict reached at | sequential answer | starved windows (fixed / seq; * = vetoed) | steal % median/max (fixed / seq) | wall ratio | load avg (fixed / seq) | scheduler after |",
+       "| run | order | fixed wall s | fixed rounds s | fixed answer | sequential wall s | sequential rounds s | verdict reached at | sequential answer | stalled windows, longest read (fixed / seq; * = vetoed) | steal % median/max (fixed / seq) | wall ratio | load avg (fixed / seq) | scheduler after |",
        "|---:|---|---:|---:|---|---:|---:|---|---|---|---|---:|---|---|"] + rows
-out.append(f"\nSame answer (the recommendation) in **{same} of {n}** runs; the same {metric} verdict in {same_v} of {n}. Sequential sweeps stopped on a settled answer: {settled} of {n}. Wall time fixed/sequential: median **{st.median(ratios):.2f}×** (min {min(ratios):.2f}×, max {max(ratios):.2f}×); rounds only: median **{st.median(rratios):.2f}×** (min {min(rratios):.2f}×). Sequential rounds run: {', '.join(map(str, rounds))}. The starvation veto decided {vetoes} of {2 * n} sweeps.\n")
+out.append(f"\nSame answer (the recommendation) in **{same} of {n}** runs; the same {metric} verdict in {same_v} of {n}. Sequential sweeps stopped on a settled answer: {settled} of {n}. Wall time fixed/sequential: median **{st.median(ratios):.2f}×** (min {min(ratios):.2f}×, max {max(ratios):.2f}×); rounds only: median **{st.median(rratios):.2f}×** (min {min(rratios):.2f}×). Sequential rounds run: {', '.join(map(str, rounds))}. The stall veto decided {vetoes} of {2 * n} sweeps.\n")
 out.append(f"Reproduce (as root): `{env}bench/sweep-sequential.sh {n} {seq_trial}`, which runs `{cmd_fixed}` and `{cmd_seq}` on a fresh loop device.\n")
 open(results, "a").write("\n".join(out) + "\n")
 print("\n".join(out))

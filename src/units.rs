@@ -81,6 +81,33 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
     Ok(d)
 }
 
+/// A duration in ns for people, in the largest unit that keeps it at or
+/// above 1 with three significant digits, trailing zeros dropped: `850 us`,
+/// `21.7 ms`, `5 s`, `2.64 s`.
+/// (Duration's Debug prints `2.642417s`, too precise for a report line.)
+pub fn fmt_ns(ns: u64) -> String {
+    let (v, unit) = match ns {
+        0..=999 => return format!("{ns} ns"),
+        1_000..=999_999 => (ns as f64 / 1e3, "us"),
+        1_000_000..=999_999_999 => (ns as f64 / 1e6, "ms"),
+        _ => (ns as f64 / 1e9, "s"),
+    };
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let v = format!("{v:.digits$}");
+    let v = if v.contains('.') {
+        v.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &v
+    };
+    format!("{v} {unit}")
+}
+
 /// Format bytes for people, the way fio's reports print them: `16KiB`,
 /// `1MiB`, `1.50GiB`. Not for option strings: see [`fmt_fio_size`].
 pub fn fmt_size(bytes: u64) -> String {
@@ -113,6 +140,17 @@ pub fn fmt_fio_size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latencies_read_at_three_digits() {
+        assert_eq!(fmt_ns(850), "850 ns");
+        assert_eq!(fmt_ns(850_000), "850 us");
+        assert_eq!(fmt_ns(21_000_000), "21 ms");
+        assert_eq!(fmt_ns(21_690_000), "21.7 ms");
+        assert_eq!(fmt_ns(5_000_000_000), "5 s");
+        assert_eq!(fmt_ns(500_000_000), "500 ms");
+        assert_eq!(fmt_ns(2_642_417_000), "2.64 s");
+    }
 
     #[test]
     fn sizes_follow_fio() {

@@ -76,7 +76,7 @@ pub struct SweepArgs {
     /// boundary (Pocock-type alpha spending, so the false-positive bound
     /// holds over all looks) and stop once all have crossed, or once no
     /// candidate can become the recommendation any more (a kept verdict
-    /// against it, or it starved where the current setting never did);
+    /// against it, or it stalled where the current setting never did);
     /// ties run to --rounds or the budget. The report names the round of
     /// each verdict.
     /// Pair it with short trials (--trial 3s): the exact rank test needs

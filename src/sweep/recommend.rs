@@ -22,16 +22,21 @@
 //! Either way a recommendation names a setting (`none`), never an A/A
 //! label (`none#1`), and an A/A run never recommends a change.
 //!
-//! **Starvation vetoes a change.** A candidate that starved a direction
-//! (no read, or no write, completed in a whole trial window) on a workload
-//! where the setting it would replace never did is not recommended, win
-//! or tie: medians rank windows, and a scheduler whose reads are better in
-//! most windows but stop for seconds in some would pass a rank test while
+//! **A stall vetoes a change.** A candidate that stalled a direction (one
+//! read waited over 500 ms, one write over 5 s: mq-deadline's own expiry
+//! times; or nothing completed in a whole trial window) on a workload where
+//! the setting it would replace never did is not recommended, win or tie:
+//! medians rank windows, and a scheduler whose reads are better in most
+//! windows but stop for seconds in some would pass a rank test while
 //! stalling InnoDB's page reads in production. Measured on this VM (AMD
 //! host, bench/RESULTS.md 2026-11-26 13:18): `none` starved the mixed
 //! workload's reads in 26 of 65 windows and mq-deadline in none, yet 3 of
-//! 20 sweeps recommended `none` on its median. The veto is one-sided, as
-//! the rest of the rule: it can only keep what the host runs.
+//! 20 sweeps recommended `none` on its median. The veto first counted only
+//! windows with no read at all; a stall shorter than the window hid below
+//! the p99 (one read of ~30 000), so sweeps that caught a whole-window stall
+//! and sweeps that did not answered differently (6 of 10 alike,
+//! 2026-11-27 08:50; [`super::trials::stall_limit_ns`]). The veto is
+//! one-sided, as the rest of the rule: it can only keep what the host runs.
 
 use super::cli::Objective;
 use super::plan::Candidate;
@@ -141,7 +146,7 @@ fn keep_unmeasured(reason: String) -> Recommendation {
 
 /// What the run says. `verdicts` compare every candidate with `baseline`;
 /// `pairwise` (with `choose`) compares candidates of different settings
-/// with each other; `trials` say which windows starved (the veto).
+/// with each other; `trials` say which windows stalled (the veto).
 #[allow(clippy::too_many_arguments)]
 pub fn recommend(
     cands: &[Candidate],
@@ -161,27 +166,46 @@ pub fn recommend(
     }
 }
 
-/// Where `x` starved a direction on a workload that every one of `others`
-/// ran without ever starving it: `none starved reads in 2 of 5 mixed
-/// windows, mq-deadline in none of 5`. None when it did not (the veto of
-/// the module doc).
+/// (windows, windows stalled, longest I/O) of one candidate on one
+/// workload in one direction.
+type Tally = (usize, usize, Option<u64>);
+
+/// Where `x` stalled a direction on a workload that every one of `others`
+/// ran without ever stalling it: `none stalled reads in 2 of 5 mixed
+/// windows (longest read 2.64 s; a read waited over 500 ms, or none
+/// completed), mq-deadline in none of 5 (longest read 21 ms)`. None when
+/// it did not (the veto of the module doc).
 pub(super) fn starves_alone(
     x: &Candidate,
     others: &[&Candidate],
     trials: &[Trial],
 ) -> Option<String> {
-    // (windows, windows starved in `dir`) of candidate `c` on workload `w`.
+    let stalled = |t: &Trial, dir: &str| t.starved.iter().chain(&t.stalled).any(|d| d == dir);
+    // (windows, windows stalled in `dir`, longest I/O of `dir`) of
+    // candidate `c` on workload `w`.
     let tally = |c: &str, w: &str, dir: &str| {
         trials
             .iter()
             .filter(|t| t.candidate == c && t.workload == w)
-            .fold((0, 0), |(n, k), t| {
-                (n + 1, k + usize::from(t.starved.iter().any(|d| d == dir)))
+            .fold((0, 0, None::<u64>), |(n, k, m), t| {
+                let longest = if dir == "read" {
+                    t.read_max_ns
+                } else {
+                    t.write_max_ns
+                };
+                (
+                    n + 1,
+                    k + usize::from(stalled(t, dir)),
+                    // None orders below Some: the longest seen, if any.
+                    m.max(longest),
+                )
             })
     };
     if others.is_empty() {
         return None;
     }
+    let longest =
+        |dir: &str, m: Option<u64>| m.map(|m| format!("longest {dir} {}", crate::units::fmt_ns(m)));
     // Workloads in the order they ran, each once.
     let mut seen = std::collections::BTreeSet::new();
     let workloads = trials
@@ -191,22 +215,27 @@ pub(super) fn starves_alone(
     let mut found = Vec::new();
     for w in workloads {
         for dir in ["read", "write"] {
-            let (n, k) = tally(&x.label, w, dir);
+            let (n, k, m) = tally(&x.label, w, dir);
             if k == 0 {
                 continue;
             }
-            let theirs: Vec<(&Candidate, (usize, usize))> = others
+            let theirs: Vec<(&Candidate, Tally)> = others
                 .iter()
                 .map(|o| (*o, tally(&o.label, w, dir)))
                 .collect();
-            if theirs.iter().all(|(_, (n, k))| *n > 0 && *k == 0) {
+            if theirs.iter().all(|(_, (n, k, _))| *n > 0 && *k == 0) {
                 let them: Vec<String> = theirs
                     .iter()
-                    .map(|(o, (n, _))| format!("{} in none of {n}", o.setting()))
+                    .map(|(o, (n, _, m))| match longest(dir, *m) {
+                        Some(l) => format!("{} in none of {n} ({l})", o.setting()),
+                        None => format!("{} in none of {n}", o.setting()),
+                    })
                     .collect();
+                let limit = crate::units::fmt_ns(super::trials::stall_limit_ns(dir == "read"));
                 found.push(format!(
-                    "{} starved {dir}s in {k} of {n} {w} windows, {}",
+                    "{} stalled {dir}s in {k} of {n} {w} windows ({}a {dir} waited over {limit}, or none completed), {}",
                     x.setting(),
+                    longest(dir, m).map(|l| l + "; ").unwrap_or_default(),
                     them.join(", ")
                 ));
             }
@@ -266,7 +295,7 @@ fn measured(
         .filter(|&(_, b, w)| b > 0 && w == 0)
         .map(|(i, b, _)| (i, b))
         .collect();
-    // Winners on their medians that starved where the baseline never did.
+    // Winners on their medians that stalled where the baseline never did.
     let mut vetoed: Vec<String> = Vec::new();
     let qualified: Vec<(usize, usize)> = winners
         .into_iter()
@@ -334,7 +363,7 @@ fn measured(
             devices,
             true,
             format!(
-                "keeping {}: {}; a candidate that stops a direction for a whole window is not recommended on its medians{losses}",
+                "keeping {}: {}; a candidate that stalls a direction where the setting it would replace never did is not recommended on its medians{losses}",
                 base.setting(),
                 vetoed.join("; ")
             ),
@@ -440,7 +469,7 @@ fn unmeasured(
     if let Some(x) = winner {
         if let Some(why) = starves_alone(x, &others(x), trials) {
             return keep_unmeasured(format!(
-                "{head}; {} was significantly better than every other candidate on its medians, but {why}; a candidate that stops a direction for a whole window is not recommended on its medians",
+                "{head}; {} was significantly better than every other candidate on its medians, but {why}; a candidate that stalls a direction where the setting it would replace never did is not recommended on its medians",
                 x.setting()
             ));
         }
@@ -679,11 +708,53 @@ mod tests {
         assert!(!r.pending_change);
     }
 
-    /// Mark `c`'s first `k` windows as having completed no read.
+    /// Mark `c`'s first `k` windows as having completed no read in their
+    /// 8 s (as `Measurement::from_bench` does).
     fn starve(trials: &mut [Trial], c: &str, k: usize) {
         for t in trials.iter_mut().filter(|t| t.candidate == c).take(k) {
             t.starved = vec!["read".into()];
+            t.stalled = vec!["read".into()];
+            t.read_max_ns = Some(8_000_000_000);
         }
+    }
+
+    /// A stall inside a window vetoes as a whole-window one does: none's
+    /// reads served in every window, its p99 far better, but one read of
+    /// a window waited 2.64 s (the longest under none at 2026-11-27 08:51)
+    /// where mq-deadline's longest was 21 ms. A longest read under the
+    /// limit (0.46 s, the same run) does not.
+    #[test]
+    fn a_read_that_waited_past_the_limit_vetoes_like_a_starved_window() {
+        let cands = [cand("mq-deadline", "mq-deadline"), cand("none", "none")];
+        let devs = [dev("vda", "mq-deadline", "mq-deadline")];
+        let mut trials = run(&cands, &[1000.0, 1500.0]);
+        for t in trials.iter_mut().filter(|t| t.candidate == "mq-deadline") {
+            t.read_max_ns = Some(21_000_000);
+        }
+        // The third window of none.
+        let i = (0..trials.len())
+            .filter(|&i| trials[i].candidate == "none")
+            .nth(2)
+            .unwrap();
+        trials[i].read_max_ns = Some(460_000_000);
+        let r = decide(&cands, &trials, &devs, false);
+        assert_eq!(r.action, Action::Change, "{}", r.reason);
+        trials[i].read_max_ns = Some(2_640_000_000);
+        trials[i].stalled = vec!["read".into()];
+        let r = decide(&cands, &trials, &devs, false);
+        assert_eq!(
+            (r.action, r.setting.as_deref()),
+            (Action::Keep, Some("mq-deadline")),
+            "{}",
+            r.reason
+        );
+        assert!(
+            r.reason.contains(
+                "none stalled reads in 1 of 5 w windows (longest read 2.64 s; a read waited over 500 ms, or none completed), mq-deadline in none of 5 (longest read 21 ms)"
+            ),
+            "{}",
+            r.reason
+        );
     }
 
     /// The veto: a winner on its medians that starved reads in a window
@@ -713,7 +784,7 @@ mod tests {
         assert!(
             r.reason.contains("IOPS better on w")
                 && r.reason
-                    .contains("none starved reads in 2 of 5 w windows, mq-deadline in none of 5"),
+                    .contains("none stalled reads in 2 of 5 w windows (longest read 8 s; a read waited over 500 ms, or none completed), mq-deadline in none of 5 (longest read 100 us)"),
             "{}",
             r.reason
         );
@@ -756,7 +827,7 @@ mod tests {
         assert_eq!((r.action, r.setting.as_deref()), (Action::Keep, None));
         assert!(
             r.reason
-                .contains("none starved reads in 1 of 5 w windows, kyber in none of 5"),
+                .contains("none stalled reads in 1 of 5 w windows (longest read 8 s; a read waited over 500 ms, or none completed), kyber in none of 5 (longest read 100 us)"),
             "{}",
             r.reason
         );

@@ -207,6 +207,22 @@ struct LatencyUnit {
     ns: f64,
 }
 
+/// Windows of one candidate, workload and direction that starved (nothing
+/// completed) or stalled (one I/O past the stall limit), for the notes.
+#[derive(Default)]
+struct Stalls {
+    cand: String,
+    work: String,
+    dir: String,
+    /// Windows of this candidate on this workload.
+    n: usize,
+    starved: usize,
+    stalled: usize,
+    longest: u64,
+    /// Trials already counted (a starved direction is listed as stalled too).
+    seen: Vec<usize>,
+}
+
 fn latency_unit(max_ns: u64) -> LatencyUnit {
     if max_ns >= 10_000_000 {
         LatencyUnit {
@@ -274,7 +290,7 @@ fn document(r: &SweepReport) -> Document {
             .map(|l| format!("round {} p ≤ {}", l.round, fmt_num(l.level)))
             .collect();
         d.paragraph(format!(
-            "Sequential design: after each round a verdict needs the rank test's p at most that look's level ({}; Pocock-type spending of {} = 0.05 over {} workload{} across all looks), the ratio's exact interval at 1 − level (the same test inverted) to exclude 1, and an effect of at least {}; a verdict reached at a look is kept; the {} objective decides. From the first look the sweep also stops when the answer is settled: every other candidate has a kept verdict against it or starved a direction where the current setting never did, so no later round could make it the recommendation.",
+            "Sequential design: after each round a verdict needs the rank test's p at most that look's level ({}; Pocock-type spending of {} = 0.05 over {} workload{} across all looks), the ratio's exact interval at 1 − level (the same test inverted) to exclude 1, and an effect of at least {}; a verdict reached at a look is kept; the {} objective decides. From the first look the sweep also stops when the answer is settled: every other candidate has a kept verdict against it or stalled a direction where the current setting never did, so no later round could make it the recommendation.",
             if levels.is_empty() { "no look can cross".to_string() } else { levels.join(", ") },
             fmt_num(alpha),
             r.workloads.len(),
@@ -341,34 +357,80 @@ fn document(r: &SweepReport) -> Document {
             ),
         );
     }
-    // Starved trials: a direction that completed nothing in its window
-    // counts at the window length; say so, since a median hides it.
-    let mut starved: Vec<(String, String, String, usize, usize)> = Vec::new();
-    for t in r.trials.iter().filter(|t| !t.starved.is_empty()) {
-        for dir in &t.starved {
-            match starved
-                .iter_mut()
-                .find(|s| s.0 == t.candidate && s.1 == t.workload && &s.2 == dir)
+    // Stalled trials: a direction that completed nothing in its window
+    // counts at the window length, and one I/O that waited past the stall
+    // limit hides below the p99; say so, since a median hides both.
+    let mut stalls: Vec<Stalls> = Vec::new();
+    for (ti, t) in r.trials.iter().enumerate() {
+        for dir in t.starved.iter().chain(&t.stalled) {
+            let i = match stalls
+                .iter()
+                .position(|s| s.cand == t.candidate && s.work == t.workload && &s.dir == dir)
             {
-                Some(s) => s.3 += 1,
+                Some(i) => i,
                 None => {
                     let n = r
                         .trials
                         .iter()
                         .filter(|u| u.candidate == t.candidate && u.workload == t.workload)
                         .count();
-                    starved.push((t.candidate.clone(), t.workload.clone(), dir.clone(), 1, n))
+                    stalls.push(Stalls {
+                        cand: t.candidate.clone(),
+                        work: t.workload.clone(),
+                        dir: dir.clone(),
+                        n,
+                        ..Default::default()
+                    });
+                    stalls.len() - 1
                 }
+            };
+            let s = &mut stalls[i];
+            if t.starved.contains(dir) {
+                // Listed in both when starved: count it once, as starved.
+                if !s.seen.contains(&ti) {
+                    s.starved += 1;
+                    s.seen.push(ti);
+                }
+            } else if !s.seen.contains(&ti) {
+                s.stalled += 1;
+                s.seen.push(ti);
+                let m = if dir == "read" {
+                    t.read_max_ns
+                } else {
+                    t.write_max_ns
+                };
+                s.longest = s.longest.max(m.unwrap_or(0));
             }
         }
     }
-    for (c, w, dir, k, n) in starved {
-        d.note(
-            Tone::Warn,
-            format!(
-                "{w} under {c}: no {dir} completed in {k} of {n} trial windows (starved; counted at the window length, a lower bound)"
-            ),
-        );
+    for s in stalls {
+        let Stalls {
+            cand: c,
+            work: w,
+            dir,
+            n,
+            ..
+        } = &s;
+        if s.starved > 0 {
+            d.note(
+                Tone::Warn,
+                format!(
+                    "{w} under {c}: no {dir} completed in {} of {n} trial windows (starved; counted at the window length, a lower bound)",
+                    s.starved
+                ),
+            );
+        }
+        if s.stalled > 0 {
+            d.note(
+                Tone::Warn,
+                format!(
+                    "{w} under {c}: a {dir} waited over {} in {} of {n} trial windows (longest {}), a stall the p99 does not show",
+                    crate::units::fmt_ns(super::trials::stall_limit_ns(dir == "read")),
+                    s.stalled,
+                    crate::units::fmt_ns(s.longest)
+                ),
+            );
+        }
     }
     // Steal: on a shared VM the hypervisor's share moves every figure. The
     // design (rounds, shuffled order, paired by round) turns it into wider
@@ -864,6 +926,26 @@ mod tests {
         r.trials[0].starved = vec!["read".into()];
         let doc = format!("{:?}", r.document());
         let want = format!("{w} under {c}: no read completed in 1 of {n} trial windows");
+        assert!(doc.contains(&want), "{want} not in {doc}");
+        // Listed as stalled too (as from_bench does), it is still one
+        // starved window and no stall note.
+        r.trials[0].stalled = vec!["read".into()];
+        let doc = format!("{:?}", r.document());
+        assert!(doc.contains(&want) && !doc.contains("waited over"), "{doc}");
+        // Two windows whose longest read passed the limit: a stall note
+        // with the longest of them.
+        let more: Vec<usize> = (1..r.trials.len())
+            .filter(|&i| r.trials[i].candidate == c && r.trials[i].workload == w)
+            .take(2)
+            .collect();
+        for (&i, ms) in more.iter().zip([700u64, 2640]) {
+            r.trials[i].stalled = vec!["read".into()];
+            r.trials[i].read_max_ns = Some(ms * 1_000_000);
+        }
+        let doc = format!("{:?}", r.document());
+        let want = format!(
+            "{w} under {c}: a read waited over 500 ms in 2 of {n} trial windows (longest 2.64 s), a stall the p99 does not show"
+        );
         assert!(doc.contains(&want), "{want} not in {doc}");
     }
 
