@@ -48,7 +48,7 @@ bench_loop "$BACKFILE"
 bench_ext4 "$LOOP" "$MNT"
 
 python3 - "$INNOTUNE" "$MNT" "$ROUNDS" "$RUNTIME" "$SIZE" "$LOOP" "$BACKING" <<'PY'
-import datetime, json, os, resource, statistics, subprocess, sys
+import datetime, glob, json, os, resource, statistics, subprocess, sys, time
 
 innotune, mnt, rounds, runtime, size, loop, backing = sys.argv[1:8]
 rounds, runtime = int(rounds), int(runtime)
@@ -77,18 +77,51 @@ def cpu_ticks():
     # /proc/stat's cpu line: user nice system idle iowait irq softirq steal.
     return [int(v) for v in open("/proc/stat").readline().split()[1:9]]
 
+LOOPWQ = "-" + os.path.basename(loop)
+
+def worker_ticks():
+    # CPU ticks of the loop device's kernel worker: the kworker threads whose
+    # name ends in the device's workqueue ("kworker/u8:3-loop0"; the kernel
+    # names a kworker after the workqueue it last ran). The loop driver runs
+    # one work item per cgroup and a work item never runs on two CPUs at
+    # once, so this worker does every request's copy to or from the backing
+    # file one after the other: near 100 % of one CPU, the device is the
+    # limit, whatever the tool spends.
+    t = {}
+    for p in glob.glob("/proc/[0-9]*/task/[0-9]*/stat"):
+        try:
+            s = open(p).read()
+        except OSError:
+            continue
+        comm = s[s.index("(") + 1:s.rindex(")")]
+        if comm.startswith("kworker"):
+            f = s[s.rindex(")") + 2:].split()
+            t[p.split("/")[4]] = (comm.endswith(LOOPWQ), int(f[11]) + int(f[12]))
+    return t
+
+def worker_share(a, b, secs):
+    # A kworker may switch workqueues during the run: count it if its name
+    # said loop at either end.
+    ticks = sum(tb - a.get(tid, (False, 0))[1] for tid, (wb, tb) in b.items()
+                if wb or a.get(tid, (False, 0))[0])
+    return 100.0 * ticks / os.sysconf("SC_CLK_TCK") / max(secs, 1e-9)
+
 def timed(cmd):
+    w0 = worker_ticks()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = cpu_ticks()
+    c0 = time.monotonic()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    c1 = time.monotonic()
     t1 = cpu_ticks()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    worker = worker_share(w0, worker_ticks(), c1 - c0)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     # The hypervisor's share of this VM's CPU time during the run (steal):
     # on a shared VM it moves a RAM-backed run's IOPS by tens of percent.
     d = [b - a for a, b in zip(t0, t1)]
     steal = 100.0 * d[7] / max(sum(d), 1)
-    return json.loads(out), cpu, steal
+    return json.loads(out), cpu, (steal, worker)
 
 def innotune_cmd(j):
     name, rw, bs, depth, nj, eng, _ = j
@@ -105,19 +138,19 @@ def fio_cmd(j):
             "--lat_percentiles=1", "--output-format=json"]
 
 def run_innotune(j):
-    r, cpu, steal = timed(innotune_cmd(j))
+    r, cpu, (steal, worker) = timed(innotune_cmd(j))
     job = r["result"]["result"]["jobs"][0]
     d = job.get("read") or job["write"]
-    return d["iops_per_s"], cpu * 1e9 / max(d["total_ios"], 1), d["clat"]["p99_ns"] / 1000.0, steal
+    return d["iops_per_s"], cpu * 1e9 / max(d["total_ios"], 1), d["clat"]["p99_ns"] / 1000.0, steal, worker
 
 def run_fio(j):
-    r, cpu, steal = timed(fio_cmd(j))
+    r, cpu, (steal, worker) = timed(fio_cmd(j))
     job = r["jobs"][0]
     d = job["read"] if job["read"]["total_ios"] else job["write"]
     # fio's lat (issue -> completion) spans what innotune times: for io_uring,
     # fio's clat starts only after the submitting system call.
     pct = d["lat_ns"].get("percentile") or d["clat_ns"]["percentile"]
-    return d["iops"], cpu * 1e9 / max(d["total_ios"], 1), pct["99.000000"] / 1000.0, steal
+    return d["iops"], cpu * 1e9 / max(d["total_ios"], 1), pct["99.000000"] / 1000.0, steal, worker
 
 # Lay out every job's file once (innotune writes it; fio then uses the same file).
 for j in JOBS:
@@ -137,7 +170,7 @@ for r in range(rounds):
         for tool, fn in order:
             v = fn(j)
             res[j[0]][tool].append(v)
-            print("round %d %-26s %-8s IOPS %9.0f  CPU %6.0f ns/IO  p99 %8.1f us  steal %4.1f %%" % (r + 1, j[0], tool, *v),
+            print("round %d %-26s %-8s IOPS %9.0f  CPU %6.0f ns/IO  p99 %8.1f us  steal %4.1f %%  loop worker %5.1f %%" % (r + 1, j[0], tool, *v),
                   file=sys.stderr, flush=True)
 
 def med(tool, name, i):
@@ -206,6 +239,17 @@ for j in JOBS:
     steal_parts.append("%s fio %.1f %%, innotune %.1f %% (max %.1f %%)" % (
         n, statistics.median(fs), statistics.median(ins), max(fs + ins)))
 lines += ["", "Host CPU steal during the runs (/proc/stat; median per tool): " + "; ".join(steal_parts) + "."]
+# The loop device's own worker: at ~100 % of one CPU it, not the tool, sets
+# the rate, and a tool that spends less CPU per I/O cannot turn that into
+# IOPS (on the disk backing the worker mostly waits for vda).
+worker_parts = []
+for j in JOBS:
+    n = j[0]
+    fw, iw = [v[4] for v in res[n]["fio"]], [v[4] for v in res[n]["innotune"]]
+    worker_parts.append("%s fio %.0f %%, innotune %.0f %% (range %.0f–%.0f %%)" % (
+        n, statistics.median(fw), statistics.median(iw), min(fw + iw), max(fw + iw)))
+lines += ["", "Loop device's kernel worker (kworker threads of the %s workqueue; CPU time over the run's wall time, "
+          "as %% of one CPU; median per tool): " % os.path.basename(loop) + "; ".join(worker_parts) + "."]
 lines += ["", "Reproduce (as root): `%sBACKING=%s SIZE_MB=%s bench/fio-compare.sh %d %d`. For the first job innotune ran "
           "`innotune %s` and fio ran `%s`." % ("ONLY=%s " % os.environ["ONLY"] if os.environ.get("ONLY") else "",
                                               backing, size[:-1], rounds, runtime,

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Is a RAM-backed loop device's own kernel worker the limit? fio and innotune
+# alternating on one file of a loop device over tmpfs (direct I/O, ext4), and
+# for each run the CPU time of the loop device's kernel worker: every thread
+# whose comm names the loop device's workqueue ("kworker/u8:3-loop0"; the
+# kernel puts the workqueue a kworker last ran in its name), summed, as a
+# share of one CPU over the run. The loop driver hands each request to one
+# work item per cgroup, and a work item never runs on two CPUs at once, so
+# that worker copies every byte to and from tmpfs one request after the
+# other: at ~100 % of one CPU the device is saturated, and no tool can go
+# faster by spending less of its own CPU. The tools' CPU per I/O and the
+# host's idle share are printed too.
+# Prints one line per run; the reading goes into bench/RESULTS.md by hand.
+# Usage (as root): bench/engine-variants/loop-worker.sh
+#   env: R=4 T=8 RW=randread QD=32 BS=16k JOBS=1 ENGINE=io_uring INNOTUNE=target/release/innotune
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+R=${R:-4}; T=${T:-8}; RW=${RW:-randread}; QD=${QD:-32}; BS=${BS:-16k}
+JOBS=${JOBS:-1}; ENGINE=${ENGINE:-io_uring}
+INNOTUNE=${INNOTUNE:-target/release/innotune}
+[ "$ENGINE" = sync ] && FIOENGINE=psync || FIOENGINE=$ENGINE
+. bench/lib.sh
+bench_workdir loop-worker
+bench_tmpfs "$WORK/ram" 2700
+truncate -s 2560M "$WORK/ram/backing"
+bench_loop "$WORK/ram/backing"
+bench_ext4 "$LOOP" "$WORK/mnt"
+M=$WORK/mnt
+LNAME=${LOOP#/dev/}
+"$INNOTUNE" bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --ioengine "$ENGINE" --direct=1 --size 1024m --io_size "$BS" --directory "$M" > /dev/null
+
+# snap FILE: "tid comm-has-loop utime stime" of every thread, and /proc/stat's cpu line.
+snap() {
+  python3 - "$1" "$LNAME" <<'PY'
+import glob, sys
+out, lname = sys.argv[1], sys.argv[2]
+with open(out, "w") as f:
+    f.write(open("/proc/stat").readline())
+    for p in glob.glob("/proc/[0-9]*/task/[0-9]*/stat"):
+        try:
+            s = open(p).read()
+        except OSError:
+            continue
+        comm = s[s.index("(") + 1:s.rindex(")")]
+        rest = s[s.rindex(")") + 2:].split()
+        worker = comm.startswith("kworker") and comm.endswith("-" + lname)
+        f.write("%s %d %s %s %s\n" % (p.split("/")[4], worker, comm.replace(" ", "_"), rest[11], rest[12]))
+PY
+}
+
+echo "uptime: $(uptime)"
+echo "kernel: $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+for r in $(seq "$R"); do
+  order="fio innotune"; [ $((r % 2)) = 0 ] && order="innotune fio"
+  for tool in $order; do
+    if [ "$tool" = fio ]; then
+      cmd=(fio --name=j --filename="$M/innotune-j.0" --rw="$RW" --bs="$BS" --iodepth="$QD" --numjobs="$JOBS" --ioengine="$FIOENGINE" --direct=1 --size=1024m --time_based --runtime="$T" --norandommap --group_reporting --output-format=json)
+    else
+      cmd=("$INNOTUNE" --format json bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --numjobs "$JOBS" --ioengine "$ENGINE" --direct=1 --size 1024m --runtime "$T" --directory "$M")
+    fi
+    snap "$WORK/s0"
+    t0=$(date +%s.%N)
+    # The tool's CPU: user+sys of its whole process tree, as fio-compare.sh.
+    python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[2:], check=True, stdout=open(sys.argv[1], "w"))
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(r.ru_utime + r.ru_stime)' "$WORK/out.json" "${cmd[@]}" > "$WORK/cpu"
+    t1=$(date +%s.%N)
+    snap "$WORK/s1"
+    python3 - "$r" "$tool" "$WORK" "$t0" "$t1" <<'PY'
+import json, os, sys
+r, tool, w, t0, t1 = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+hz = os.sysconf("SC_CLK_TCK")
+d = json.load(open(w + "/out.json"))
+if tool == "fio":
+    x = d["jobs"][0]
+    x = x["write"] if x["write"]["total_ios"] else x["read"]
+    iops = x["iops"]
+else:
+    j = d["result"]["result"]["jobs"][0]
+    x = j.get("write") or j["read"]
+    iops = x["iops_per_s"]
+cpu_ns = float(open(w + "/cpu").read()) * 1e9 / max(x["total_ios"], 1)
+def load(p):
+    lines = open(p).read().splitlines()
+    cpu = [int(v) for v in lines[0].split()[1:9]]
+    th = {}
+    for l in lines[1:]:
+        tid, worker, comm, u, s = l.split()
+        th[tid] = (worker == "1", comm, int(u) + int(s))
+    return cpu, th
+c0, a = load(w + "/s0")
+c1, b = load(w + "/s1")
+# A kworker's name changes with the workqueue it last ran: count a thread
+# as the loop's worker if its name said so at either end.
+ticks = 0
+names = set()
+for tid, (wk, comm, t) in b.items():
+    wk0, comm0, t0_ = a.get(tid, (False, comm, 0))
+    if wk or wk0:
+        ticks += t - t0_
+        names.add(comm if wk else comm0)
+el = t1 - t0
+dd = [y - z for z, y in zip(c0, c1)]
+tot = sum(dd)
+print("round %s %-8s IOPS %7.0f  tool CPU %5.0f ns/IO (process tree)  loop worker %5.1f %% of one CPU (%d threads)  host idle %4.1f %% iowait %4.1f %% steal %4.1f %%" % (
+    r, tool, iops, cpu_ns, 100.0 * ticks / hz / el, len(names), 100.0 * dd[3] / tot, 100.0 * dd[4] / tot, 100.0 * dd[7] / tot), flush=True)
+PY
+  done
+done
