@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Is a RAM-backed loop device's own kernel worker the limit? fio and innotune
 # alternating on one file of a loop device over tmpfs (direct I/O, ext4), and
-# for each run the CPU time of the loop device's kernel worker: every thread
-# whose comm names the loop device's workqueue ("kworker/u8:3-loop0"; the
-# kernel puts the workqueue a kworker last ran in its name), summed, as a
-# share of one CPU over the run. The loop driver hands each request to one
-# work item per cgroup, and a work item never runs on two CPUs at once, so
-# that worker copies every byte to and from tmpfs one request after the
-# other: at ~100 % of one CPU the device is saturated, and no tool can go
-# faster by spending less of its own CPU. The tools' CPU per I/O and the
-# host's idle share are printed too.
+# for each run the CPU time of the loop device's kernel worker, as a share of
+# one CPU over the run. The loop driver queues requests to work items that
+# copy to and from the backing file; if they used a whole CPU, the device
+# would be saturated and no tool could go faster by spending less of its own
+# CPU. A kworker is named after the workqueue it ran last
+# ("kworker/u8:3-loop0", "+loop0" while running it), so one that ran the
+# loop's work between the two snapshots and something else before each is
+# missed: the threads so named give a lower bound, and all kworkers of the
+# unbound pools (where the loop's work runs, with other unbound work) an
+# upper bound, printed as "low..high". The tools' CPU per I/O and the host's
+# idle share are printed too.
 # Prints one line per run; the reading goes into bench/RESULTS.md by hand.
 # Usage (as root): bench/engine-variants/loop-worker.sh
 #   env: R=4 T=8 RW=randread QD=32 BS=16k JOBS=1 ENGINE=io_uring INNOTUNE=target/release/innotune
@@ -43,8 +45,12 @@ with open(out, "w") as f:
             continue
         comm = s[s.index("(") + 1:s.rindex(")")]
         rest = s[s.rindex(")") + 2:].split()
-        worker = comm.startswith("kworker") and comm.endswith("-" + lname)
-        f.write("%s %d %s %s %s\n" % (p.split("/")[4], worker, comm.replace(" ", "_"), rest[11], rest[12]))
+        # "-loop0" after its last work item, "+loop0" while running one.
+        worker = comm.startswith("kworker") and comm[-len(lname) - 1:] in ("-" + lname, "+" + lname)
+        # A kworker of the unbound pools ("kworker/u8:3"), where the loop
+        # device's work runs, whatever it ran last.
+        unbound = comm.startswith("kworker/u")
+        f.write("%s %d %s %s %s %d\n" % (p.split("/")[4], worker, comm.replace(" ", "_"), rest[11], rest[12], unbound))
 PY
 }
 
@@ -86,25 +92,28 @@ def load(p):
     cpu = [int(v) for v in lines[0].split()[1:9]]
     th = {}
     for l in lines[1:]:
-        tid, worker, comm, u, s = l.split()
-        th[tid] = (worker == "1", comm, int(u) + int(s))
+        tid, worker, comm, u, s, unb = l.split()
+        th[tid] = (worker == "1", comm, int(u) + int(s), unb == "1")
     return cpu, th
 c0, a = load(w + "/s0")
 c1, b = load(w + "/s1")
 # A kworker's name changes with the workqueue it last ran: count a thread
 # as the loop's worker if its name said so at either end.
 ticks = 0
+unbound = 0
 names = set()
-for tid, (wk, comm, t) in b.items():
-    wk0, comm0, t0_ = a.get(tid, (False, comm, 0))
+for tid, (wk, comm, t, unb) in b.items():
+    wk0, comm0, t0_, _ = a.get(tid, (False, comm, 0, unb))
     if wk or wk0:
         ticks += t - t0_
         names.add(comm if wk else comm0)
+    if unb:
+        unbound += t - t0_
 el = t1 - t0
 dd = [y - z for z, y in zip(c0, c1)]
 tot = sum(dd)
-print("round %s %-8s IOPS %7.0f  tool CPU %5.0f ns/IO (process tree)  loop worker %5.1f %% of one CPU (%d threads)  host idle %4.1f %% iowait %4.1f %% steal %4.1f %%" % (
-    r, tool, iops, cpu_ns, 100.0 * ticks / hz / el, len(names), 100.0 * dd[3] / tot, 100.0 * dd[4] / tot, 100.0 * dd[7] / tot), flush=True)
+print("round %s %-8s IOPS %7.0f  tool CPU %5.0f ns/IO (process tree)  loop worker %5.1f..%5.1f %% of one CPU (%d named)  host idle %4.1f %% iowait %4.1f %% steal %4.1f %%" % (
+    r, tool, iops, cpu_ns, 100.0 * ticks / hz / el, 100.0 * unbound / hz / el, len(names), 100.0 * dd[3] / tot, 100.0 * dd[4] / tot, 100.0 * dd[7] / tot), flush=True)
 PY
   done
 done
