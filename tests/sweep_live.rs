@@ -489,6 +489,29 @@ fn bench_read_p99_us(lab: &Lab, sched: &str) -> f64 {
     job["read"]["clat"]["p99_ns"].as_f64().unwrap() / 1000.0
 }
 
+/// Trials of `label` in a sweep's JSON that stalled direction `dir`: listed
+/// in `stalled`, with the longest I/O of that direction past the limit (a
+/// read 500 ms, a write 5 s), so a veto's reason is backed by the figures.
+fn stalled_windows(r: &serde_json::Value, label: &str, dir: &str) -> usize {
+    let (key, limit) = if dir == "read" {
+        ("read_max_ns", 500_000_000)
+    } else {
+        ("write_max_ns", 5_000_000_000)
+    };
+    r["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["candidate"] == label)
+        .filter(|t| {
+            t["stalled"]
+                .as_array()
+                .is_some_and(|a| a.contains(&dir.into()))
+                && t[key].as_u64().is_some_and(|m| m > limit)
+        })
+        .count()
+}
+
 /// The issue expected mq-deadline to win here (about 2x lower read p99 with a
 /// 1 MiB writer at depth 32). Measured while writing this test, with both the
 /// loop device and the root disk switched (as sweep does), none gave the
@@ -610,26 +633,15 @@ fn mixed_latency_objective_recommends_the_lower_read_p99() {
         // the lower p99 is not recommended. The trials must show the
         // stalls (a direction listed as stalled, its longest I/O past the
         // limit) under that candidate only.
-        let (dir, key, limit) = if reason.contains(&format!("{lower} stalled reads")) {
-            ("read", "read_max_ns", 500_000_000)
+        let dir = if reason.contains(&format!("{lower} stalled reads")) {
+            "read"
         } else {
-            ("write", "write_max_ns", 5_000_000_000)
+            "write"
         };
-        let stalled = |label: &str| {
-            r["trials"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|t| t["candidate"] == label)
-                .filter(|t| {
-                    t["stalled"]
-                        .as_array()
-                        .is_some_and(|a| a.contains(&dir.into()))
-                        && t[key].as_u64().is_some_and(|m| m > limit)
-                })
-                .count()
-        };
-        assert!(stalled(lower) > 0 && stalled(higher) == 0, "{r:#}");
+        assert!(
+            stalled_windows(&r, lower, dir) > 0 && stalled_windows(&r, higher, dir) == 0,
+            "{r:#}"
+        );
         assert_ne!(r["recommendation"]["scheduler"], lower, "{r:#}");
         eprintln!("the lower p99 ({lower}) was vetoed for its stalls: {reason}");
     } else {
@@ -812,26 +824,10 @@ fn sequential_sweep_stops_early_on_a_clear_difference() {
             );
             "write"
         };
-        let (key, limit) = if dir == "read" {
-            ("read_max_ns", 500_000_000)
-        } else {
-            ("write_max_ns", 5_000_000_000)
-        };
-        let stalled = |label: &str| {
-            r["trials"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|t| t["candidate"] == label)
-                .filter(|t| {
-                    t["stalled"]
-                        .as_array()
-                        .is_some_and(|a| a.contains(&dir.into()))
-                        && t[key].as_u64().is_some_and(|m| m > limit)
-                })
-                .count()
-        };
-        assert!(stalled("none") > 0 && stalled("mq-deadline") == 0, "{r:#}");
+        assert!(
+            stalled_windows(&r, "none", dir) > 0 && stalled_windows(&r, "mq-deadline", dir) == 0,
+            "{r:#}"
+        );
         assert_eq!(v["verdict"], "no significant difference", "{v:#}");
         assert_eq!(v["sequential"]["crossed"], false, "{v:#}");
         assert_eq!(v["sequential"]["round"].as_u64().unwrap(), ran, "{v:#}");
