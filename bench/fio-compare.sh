@@ -48,7 +48,7 @@ bench_loop "$BACKFILE"
 bench_ext4 "$LOOP" "$MNT"
 
 python3 - "$INNOTUNE" "$MNT" "$ROUNDS" "$RUNTIME" "$SIZE" "$LOOP" "$BACKING" <<'PY'
-import datetime, glob, json, os, resource, statistics, subprocess, sys, time
+import datetime, json, os, resource, statistics, subprocess, sys, time
 
 innotune, mnt, rounds, runtime, size, loop, backing = sys.argv[1:8]
 rounds, runtime = int(rounds), int(runtime)
@@ -77,6 +77,9 @@ def cpu_ticks():
     # /proc/stat's cpu line: user nice system idle iowait irq softirq steal.
     return [int(v) for v in open("/proc/stat").readline().split()[1:9]]
 
+sys.path.insert(0, "bench")
+from threadstat import HZ, snapshot, unbound_kworker
+
 def worker_ticks():
     # CPU ticks of every kworker of the unbound pools ("kworker/u8:3"): the
     # loop device's work items run there (with other unbound work, so this
@@ -86,21 +89,11 @@ def worker_ticks():
     # ran the loop's work between two snapshots were named otherwise at
     # both (bench/RESULTS.md 2026-11-27 10:26). Far below 100 % of one CPU,
     # the loop's worker is not what limits the device.
-    t = {}
-    for p in glob.glob("/proc/[0-9]*/task/[0-9]*/stat"):
-        try:
-            s = open(p).read()
-        except OSError:
-            continue
-        comm = s[s.index("(") + 1:s.rindex(")")]
-        if comm.startswith("kworker/u"):
-            f = s[s.rindex(")") + 2:].split()
-            t[p.split("/")[4]] = int(f[11]) + int(f[12])
-    return t
+    return {tid: t for tid, (comm, t) in snapshot()[1].items() if unbound_kworker(comm)}
 
 def worker_share(a, b, secs):
     ticks = sum(tb - a.get(tid, 0) for tid, tb in b.items())
-    return 100.0 * ticks / os.sysconf("SC_CLK_TCK") / max(secs, 1e-9)
+    return 100.0 * ticks / HZ / max(secs, 1e-9)
 
 def timed(cmd):
     w0 = worker_ticks()
@@ -191,7 +184,6 @@ for j in JOBS:
     lines.append("| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.3f | %.1f | %.1f | %.3f |" % (
         n, fi, ii, ii / fi, fc, ic, ic / fc, fp, ip, ip / fp))
 # Paired view and its verdict: bench/paired.py (shared with the engine A/B scripts).
-sys.path.insert(0, "bench")
 from paired import MARGIN, hodges_lehmann, verdict
 lines += ["", "Paired per round (innotune/fio IOPS of the two back-to-back runs of the same round; Hodges–Lehmann "
           "estimate with the exact 95 %% Wilcoxon signed-rank CI, on log ratios; non-inferiority margin %d %%, "

@@ -31,28 +31,8 @@ M=$WORK/mnt
 LNAME=${LOOP#/dev/}
 "$INNOTUNE" bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --ioengine "$ENGINE" --direct=1 --size 1024m --io_size "$BS" --directory "$M" > /dev/null
 
-# snap FILE: "tid comm-has-loop utime stime" of every thread, and /proc/stat's cpu line.
-snap() {
-  python3 - "$1" "$LNAME" <<'PY'
-import glob, sys
-out, lname = sys.argv[1], sys.argv[2]
-with open(out, "w") as f:
-    f.write(open("/proc/stat").readline())
-    for p in glob.glob("/proc/[0-9]*/task/[0-9]*/stat"):
-        try:
-            s = open(p).read()
-        except OSError:
-            continue
-        comm = s[s.index("(") + 1:s.rindex(")")]
-        rest = s[s.rindex(")") + 2:].split()
-        # "-loop0" after its last work item, "+loop0" while running one.
-        worker = comm.startswith("kworker") and comm[-len(lname) - 1:] in ("-" + lname, "+" + lname)
-        # A kworker of the unbound pools ("kworker/u8:3"), where the loop
-        # device's work runs, whatever it ran last.
-        unbound = comm.startswith("kworker/u")
-        f.write("%s %d %s %s %s %d\n" % (p.split("/")[4], worker, comm.replace(" ", "_"), rest[11], rest[12], unbound))
-PY
-}
+# snap FILE: every thread's CPU ticks and /proc/stat's cpu line.
+snap() { python3 bench/threadstat.py > "$1"; }
 
 echo "uptime: $(uptime)"
 echo "kernel: $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
@@ -73,10 +53,11 @@ r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(r.ru_utime + r.ru_stime)' "$WORK/out.json" "${cmd[@]}" > "$WORK/cpu"
     t1=$(date +%s.%N)
     snap "$WORK/s1"
-    python3 - "$r" "$tool" "$WORK" "$t0" "$t1" <<'PY'
-import json, os, sys
-r, tool, w, t0, t1 = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
-hz = os.sysconf("SC_CLK_TCK")
+    python3 - "$r" "$tool" "$WORK" "$t0" "$t1" "$LNAME" <<'PY'
+import json, sys
+sys.path.insert(0, "bench")
+from threadstat import HZ as hz, load, unbound_kworker
+r, tool, w, t0, t1, lname = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
 d = json.load(open(w + "/out.json"))
 if tool == "fio":
     x = d["jobs"][0]
@@ -87,14 +68,8 @@ else:
     x = j.get("write") or j["read"]
     iops = x["iops_per_s"]
 cpu_ns = float(open(w + "/cpu").read()) * 1e9 / max(x["total_ios"], 1)
-def load(p):
-    lines = open(p).read().splitlines()
-    cpu = [int(v) for v in lines[0].split()[1:9]]
-    th = {}
-    for l in lines[1:]:
-        tid, worker, comm, u, s, unb = l.split()
-        th[tid] = (worker == "1", comm, int(u) + int(s), unb == "1")
-    return cpu, th
+# "-loop0" after its last work item, "+loop0" while running one.
+named = lambda comm: comm.startswith("kworker") and comm[-len(lname) - 1:] in ("-" + lname, "+" + lname)
 c0, a = load(w + "/s0")
 c1, b = load(w + "/s1")
 # A kworker's name changes with the workqueue it last ran: count a thread
@@ -102,12 +77,12 @@ c1, b = load(w + "/s1")
 ticks = 0
 unbound = 0
 names = set()
-for tid, (wk, comm, t, unb) in b.items():
-    wk0, comm0, t0_, _ = a.get(tid, (False, comm, 0, unb))
-    if wk or wk0:
+for tid, (comm, t) in b.items():
+    comm0, t0_ = a.get(tid, (comm, 0))
+    if named(comm) or named(comm0):
         ticks += t - t0_
-        names.add(comm if wk else comm0)
-    if unb:
+        names.add(comm if named(comm) else comm0)
+    if unbound_kworker(comm):
         unbound += t - t0_
 el = t1 - t0
 dd = [y - z for z, y in zip(c0, c1)]

@@ -21,20 +21,7 @@ bench_loop "$WORK/ram/backing"
 bench_ext4 "$LOOP" "$WORK/mnt"
 M=$WORK/mnt
 "$INNOTUNE" bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --direct=1 --size 1024m --io_size "$BS" --directory "$M" > /dev/null
-snap() {
-  python3 - <<'PY'
-import glob
-print("cpu", " ".join(open("/proc/stat").readline().split()[1:9]))
-for p in glob.glob("/proc/[0-9]*/task/[0-9]*/stat"):
-    try:
-        s = open(p).read()
-    except OSError:
-        continue
-    comm = s[s.index("(") + 1:s.rindex(")")]
-    f = s[s.rindex(")") + 2:].split()
-    print(p.split("/")[4], comm.replace(" ", "_"), int(f[11]) + int(f[12]))
-PY
-}
+snap() { python3 bench/threadstat.py; }
 echo "uptime: $(uptime); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
 for r in $(seq "$R"); do
   order="fio innotune"; [ $((r % 2)) = 0 ] && order="innotune fio"
@@ -51,16 +38,9 @@ for r in $(seq "$R"); do
     wait "$pid"
     python3 - "$WORK" "$tool" "$r" <<'PY'
 import json, os, sys
+sys.path.insert(0, "bench")
+from threadstat import HZ as hz, load
 w, tool, r = sys.argv[1:]
-hz = os.sysconf("SC_CLK_TCK")
-def load(p):
-    lines = open(p).read().splitlines()
-    cpu = [int(v) for v in lines[0].split()[1:]]
-    th = {}
-    for l in lines[1:]:
-        tid, comm, t = l.split()
-        th[tid] = (comm, int(t))
-    return cpu, th
 ca, a = load(w + "/a")
 cb, b = load(w + "/b")
 d = [y - x for x, y in zip(ca, cb)]

@@ -213,14 +213,12 @@ struct LatencyUnit {
 struct Stalls {
     cand: String,
     work: String,
-    dir: String,
+    dir: &'static str,
     /// Windows of this candidate on this workload.
     n: usize,
     starved: usize,
     stalled: usize,
     longest: u64,
-    /// Trials already counted (a starved direction is listed as stalled too).
-    seen: Vec<usize>,
 }
 
 fn latency_unit(max_ns: u64) -> LatencyUnit {
@@ -361,11 +359,17 @@ fn document(r: &SweepReport) -> Document {
     // counts at the window length, and one I/O that waited past the stall
     // limit hides below the p99; say so, since a median hides both.
     let mut stalls: Vec<Stalls> = Vec::new();
-    for (ti, t) in r.trials.iter().enumerate() {
-        for dir in t.starved.iter().chain(&t.stalled) {
+    for t in &r.trials {
+        for dir in ["read", "write"] {
+            // A starved direction is listed as stalled too: count it once,
+            // as starved.
+            let starved = t.starved.iter().any(|d| d == dir);
+            if !starved && !t.stalled.iter().any(|d| d == dir) {
+                continue;
+            }
             let i = match stalls
                 .iter()
-                .position(|s| s.cand == t.candidate && s.work == t.workload && &s.dir == dir)
+                .position(|s| s.cand == t.candidate && s.work == t.workload && s.dir == dir)
             {
                 Some(i) => i,
                 None => {
@@ -377,7 +381,7 @@ fn document(r: &SweepReport) -> Document {
                     stalls.push(Stalls {
                         cand: t.candidate.clone(),
                         work: t.workload.clone(),
-                        dir: dir.clone(),
+                        dir,
                         n,
                         ..Default::default()
                     });
@@ -385,15 +389,10 @@ fn document(r: &SweepReport) -> Document {
                 }
             };
             let s = &mut stalls[i];
-            if t.starved.contains(dir) {
-                // Listed in both when starved: count it once, as starved.
-                if !s.seen.contains(&ti) {
-                    s.starved += 1;
-                    s.seen.push(ti);
-                }
-            } else if !s.seen.contains(&ti) {
+            if starved {
+                s.starved += 1;
+            } else {
                 s.stalled += 1;
-                s.seen.push(ti);
                 let m = if dir == "read" {
                     t.read_max_ns
                 } else {
@@ -425,7 +424,7 @@ fn document(r: &SweepReport) -> Document {
                 Tone::Warn,
                 format!(
                     "{w} under {c}: a {dir} waited over {} in {} of {n} trial windows (longest {}), a stall the p99 does not show",
-                    crate::units::fmt_ns(super::trials::stall_limit_ns(dir == "read")),
+                    crate::units::fmt_ns(super::trials::stall_limit_ns(*dir == "read")),
                     s.stalled,
                     crate::units::fmt_ns(s.longest)
                 ),
