@@ -87,3 +87,12 @@ bench_hugepages() {
   bench_undo "echo $old > /proc/sys/vm/nr_hugepages"
   [ "$old" -ge "$1" ] || echo "$1" > /proc/sys/vm/nr_hugepages
 }
+
+# bench_disk_of PATH: the whole disk under PATH's filesystem (vda, not
+# vda1), for the benches that switch the disk's scheduler.
+bench_disk_of() {
+  local src parent
+  src=$(findmnt -no SOURCE -T "$1")
+  parent=$(lsblk -no PKNAME "$src" | head -1)
+  echo "${parent:-$(basename "$src")}"
+}

@@ -25,9 +25,7 @@ DEVICE=()
 case "$LAYER" in
   all) ;;
   loop) DEVICE=(--device "$(basename "$LOOP")") ;;
-  disk) SRC=$(findmnt -no SOURCE -T "$WORK/backing")
-        PARENT=$(lsblk -no PKNAME "$SRC" | head -1)
-        DEVICE=(--device "${PARENT:-$(basename "$SRC")}") ;;
+  disk) DEVICE=(--device "$(bench_disk_of "$WORK/backing")") ;;
   *) echo "sweep-mixed: LAYER must be all, loop or disk" >&2; exit 2 ;;
 esac
 # --choose: with the whole stack switched, the loop device (none) and the disk

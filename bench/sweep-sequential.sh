@@ -26,9 +26,7 @@ bench_workdir sweep-seq
 truncate -s 3G "$WORK/backing"
 bench_loop "$WORK/backing"
 bench_ext4 "$LOOP" "$WORK/mnt"
-SRC=$(findmnt -no SOURCE -T "$WORK/backing")
-PARENT=$(lsblk -no PKNAME "$SRC" | head -1)
-DISK=${PARENT:-$(basename "$SRC")}
+DISK=$(bench_disk_of "$WORK/backing")
 active() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$DISK/queue/scheduler"; }
 BEFORE=$(active)
 COMMON=(--device "$DISK" --schedulers "$SCHEDS" --workload "$WORKLOAD" --objective "$OBJECTIVE" --warmup 1s --choose)

@@ -18,9 +18,7 @@ bench_workdir read-stalls
 truncate -s 3G "$WORK/backing"
 bench_loop "$WORK/backing"
 bench_ext4 "$LOOP" "$WORK/mnt"
-SRC=$(findmnt -no SOURCE -T "$WORK/backing")
-PARENT=$(lsblk -no PKNAME "$SRC" | head -1)
-DISK=${PARENT:-$(basename "$SRC")}
+DISK=$(bench_disk_of "$WORK/backing")
 Q=/sys/block/$DISK/queue/scheduler
 BEFORE=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$Q")
 bench_undo "echo $BEFORE > $Q"
