@@ -7,7 +7,8 @@
 #   MNT=... INNOTUNE=copy python3 bench/engine-variants/compare.py 5 fio,default,nobufs 20
 # Variants (INNOTUNE_URING_EXP, see uring-exp.patch): default = the shipped ring; nodefer = no
 # single issuer + deferred task running; nobufs = no registered buffers; nofiles = no registered
-# files. Each round runs every variant once, in turn, the order reversed every other round.
+# files. A variant KEY=VALUE[+KEY=VALUE] sets those variables instead (reap-variants.patch: X_GE=1,
+# X_SPIN=N, X_MIN=K). Each round runs every variant once, in turn, the order reversed every other round.
 # Prints each run (IOPS, CPU per I/O, host CPU steal), then per variant the medians and, against
 # the first innotune variant and against fio, the paired per-round estimate with its 95 % CI
 # (bench/paired.py), on all rounds and on the quiet ones (every run of the round below 5 % steal).
@@ -43,7 +44,13 @@ for r in range(rounds):
                                    "--time_based", "--runtime=" + rt, "--norandommap", "--group_reporting", "--output-format=json"])
             d = j["jobs"][0]; d = d["read"] if d["read"]["total_ios"] else d["write"]; iops = d["iops"]; n = d["total_ios"]
         else:
-            env = dict(os.environ); env["INNOTUNE_URING_EXP"] = v
+            env = dict(os.environ)
+            if "=" in v:
+                # KEY=VALUE[+KEY=VALUE...]: the switches of another throwaway
+                # patch (reap-variants.patch: X_GE, X_SPIN, X_MIN).
+                env.update(kv.split("=", 1) for kv in v.split("+"))
+            else:
+                env["INNOTUNE_URING_EXP"] = v
             env.setdefault("INNOTUNE_STATE_DIR", "/tmp/exp-state")
             j, cpu, steal = timed([os.environ["INNOTUNE"], "--format", "json", "bench", "--name", "rr", "--rw", rw, "--bs", bs,
                                    "--iodepth", qd, "--numjobs", nj, "--ioengine", "io_uring", "--direct=1", "--size", "1024m",

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Where an I/O's time goes, fio against innotune, on a RAM-backed loop device
+# (direct I/O, tmpfs, ext4; 16 KiB random writes at depth 16 by default):
+# 1 s of tracefs events in the middle of each 4 s run (io_uring submit and
+# completion, the ring's deferred-work runs, and the loop device's request
+# issue and completion), parsed by write-trace.py. It asks what the
+# whole-process numbers cannot: does the tool react later to a completion,
+# or do its requests spend longer below it? Tracing costs CPU, so the rates
+# here are lower than untraced runs; compare the tools with each other.
+# Usage (as root): bench/engine-variants/write-trace.sh   env: R=2 RW=randwrite QD=16 BS=16k INNOTUNE=target/release/innotune
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+R=${R:-2}; RW=${RW:-randwrite}; QD=${QD:-16}; BS=${BS:-16k}
+INNOTUNE=${INNOTUNE:-target/release/innotune}
+. bench/lib.sh
+bench_workdir write-trace
+bench_tmpfs "$WORK/ram" 1800
+truncate -s 1700M "$WORK/ram/backing"
+bench_loop "$WORK/ram/backing"
+bench_ext4 "$LOOP" "$WORK/mnt"
+M=$WORK/mnt
+"$INNOTUNE" bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --direct=1 --size 1024m --io_size "$BS" --directory "$M" > /dev/null
+# A tracefs instance of our own: the global buffer and its settings stay as
+# they were, and the instance is removed on exit.
+I=/sys/kernel/tracing/instances/innotune-write-trace
+mkdir "$I"
+bench_undo "rmdir '$I'"
+echo 65536 > "$I/buffer_size_kb"
+echo 0 > "$I/tracing_on"
+for e in io_uring_submit_req io_uring_complete io_uring_local_work_run; do echo 1 > "$I/events/io_uring/$e/enable"; done
+dev=$(( (16#$(stat -c %t "$LOOP") << 20) | 16#$(stat -c %T "$LOOP") ))
+for e in block_rq_issue block_rq_complete; do
+  echo "dev == $dev" > "$I/events/block/$e/filter"
+  echo 1 > "$I/events/block/$e/enable"
+done
+echo "uptime: $(uptime); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+echo "tool       IOPS(tr) | submit->CQE us mean/med/p90 | CQE->resubmit us | at the device us | CQEs per deferred run"
+for r in $(seq "$R"); do
+  order="fio innotune"; [ $((r % 2)) = 0 ] && order="innotune fio"
+  for tool in $order; do
+    if [ "$tool" = fio ]; then
+      fio --name=j --filename="$M/innotune-j.0" --rw="$RW" --bs="$BS" --iodepth="$QD" --ioengine=io_uring --direct=1 --size=1024m --time_based --runtime=4 --norandommap --output-format=json > /dev/null &
+    else
+      "$INNOTUNE" --format json bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --ioengine io_uring --direct=1 --size 1024m --runtime 4 --directory "$M" > /dev/null &
+    fi
+    pid=$!
+    # The capture window by the clock, not as synchronisation: it only has
+    # to lie inside the 4 s run, away from its start and end.
+    sleep 2; echo > "$I/trace"; echo 1 > "$I/tracing_on"; sleep 1; echo 0 > "$I/tracing_on"
+    cat "$I/trace" > "$WORK/trace"
+    wait "$pid"
+    python3 bench/engine-variants/write-trace.py "$WORK/trace" "$tool"
+  done
+done
