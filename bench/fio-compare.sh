@@ -16,9 +16,14 @@
 #   env: INNOTUNE=path/to/binary (default: cargo build --release),
 #        SIZE_MB=1024 (file per job; the loop device holds 4 of them),
 #        ONLY=job[,job...] (run just these jobs),
-#        BACKING=disk|ram: the loop device's file on /var/tmp (the real disk,
-#        default) or on a tmpfs (device time ~0, so the tools' own overhead
-#        decides IOPS and latency; needs 3*SIZE_MB of RAM)
+#        BACKING=disk|ram|cache: the loop device's file on /var/tmp (the real
+#        disk, default) or on a tmpfs (device time ~0; needs 3*SIZE_MB of
+#        RAM). `cache` is `ram` with both tools reading buffered (--direct=0)
+#        from files held in the page cache, read jobs only: no device and no
+#        kernel worker below the tool at all, so each tool's own cost per I/O
+#        (and the copy out of the cache, the same for both) decides. On a
+#        2-CPU VM a RAM-backed loop device is not that: its worker chain runs
+#        beside the tool and sets the rate (RESULTS.md, write-trace).
 # Needs root (losetup, mount), fio, python3. Cleans up on every exit path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +44,7 @@ command -v fio >/dev/null || { echo "fio-compare: fio is not installed (apt-get 
 bench_workdir fio-compare
 MNT="$WORK/mnt"
 BACKFILE="$WORK/backing"
-if [ "$BACKING" = ram ]; then
+if [ "$BACKING" = ram ] || [ "$BACKING" = cache ]; then
   bench_tmpfs "$WORK/ram" $((4 * SIZE_MB + 600))
   BACKFILE="$WORK/ram/backing"
 fi
@@ -52,6 +57,7 @@ import datetime, json, os, resource, statistics, subprocess, sys, time
 
 innotune, mnt, rounds, runtime, size, loop, backing = sys.argv[1:8]
 rounds, runtime = int(rounds), int(runtime)
+direct = "0" if backing == "cache" else "1"
 
 # name, rw, bs, iodepth, numjobs, engine (innotune name, fio name)
 JOBS = [
@@ -72,6 +78,12 @@ if os.environ.get("ONLY"):
         sys.exit("fio-compare: ONLY names no job %s; the jobs are %s" % (
             ", ".join(unknown), ", ".join(j[0] for j in JOBS)))
     JOBS = [j for j in JOBS if j[0] in only]
+if backing == "cache":
+    # Buffered writes would only dirty the cache and leave the flush to a
+    # kernel thread mid-run: the cache mode compares reads.
+    JOBS = [j for j in JOBS if "write" not in j[1]]
+    if not JOBS:
+        sys.exit("fio-compare: BACKING=cache runs the read jobs only; ONLY named none")
 
 def cpu_ticks():
     # /proc/stat's cpu line: user nice system idle iowait irq softirq steal.
@@ -115,24 +127,34 @@ def timed(cmd):
 def innotune_cmd(j):
     name, rw, bs, depth, nj, eng, _ = j
     return [innotune, "--format", "json", "bench", "--name", name, "--rw", rw, "--bs", bs,
-            "--iodepth", str(depth), "--numjobs", str(nj), "--ioengine", eng, "--direct=1",
+            "--iodepth", str(depth), "--numjobs", str(nj), "--ioengine", eng, "--direct=" + direct,
             "--size", size, "--runtime", str(runtime), "--directory", mnt]
 
 def fio_cmd(j):
     name, rw, bs, depth, nj, _, eng = j
     return ["fio", "--name=" + name, "--filename=" + os.path.join(mnt, "innotune-%s.0" % name),
             "--rw=" + rw, "--bs=" + bs, "--iodepth=%d" % depth, "--numjobs=%d" % nj,
-            "--ioengine=" + eng, "--direct=1", "--size=" + size, "--time_based",
+            "--ioengine=" + eng, "--direct=" + direct, "--size=" + size, "--time_based",
             "--runtime=%d" % runtime, "--norandommap", "--group_reporting",
             "--lat_percentiles=1", "--output-format=json"]
 
+def warm(j):
+    # BACKING=cache: every page of the job's file in the page cache before
+    # each run (a no-op copy when it already is), outside the timed part.
+    if backing == "cache":
+        with open(os.path.join(mnt, "innotune-%s.0" % j[0]), "rb") as f:
+            while f.read(1 << 20):
+                pass
+
 def run_innotune(j):
+    warm(j)
     r, cpu, (steal, worker) = timed(innotune_cmd(j))
     job = r["result"]["result"]["jobs"][0]
     d = job.get("read") or job["write"]
     return d["iops_per_s"], cpu * 1e9 / max(d["total_ios"], 1), d["clat"]["p99_ns"] / 1000.0, steal, worker
 
 def run_fio(j):
+    warm(j)
     r, cpu, (steal, worker) = timed(fio_cmd(j))
     job = r["jobs"][0]
     d = job["read"] if job["read"]["total_ios"] else job["write"]
@@ -172,7 +194,9 @@ lines = ["", "## fio-compare (%s), %s UTC" % (backing, datetime.datetime.utcnow(
          "medians. CPU = user+sys of the whole process tree / I/Os. p99 = fio's lat_ns (issue to completion, "
          "--lat_percentiles=1), the span innotune's clat_ns covers. Load average at end: %s. "
          "Targets: IOPS ratio >= 1.00 (issue 17; 0.95 before it), CPU ratio <= 1.00, p99 ratio within 0.80..1.20." % (
-             loop, "in /var/tmp (disk)" if backing == "disk" else "on tmpfs (RAM: tool overhead decides)",
+             loop, {"disk": "in /var/tmp (disk)", "ram": "on tmpfs (RAM)",
+                   "cache": "on tmpfs, both tools reading buffered (--direct=0) from files held in the page cache "
+                            "(no device below the tool: its own cost per I/O decides)"}[backing],
              fio_ver, rounds, runtime, " ".join(load)), "",
          "| job | fio IOPS | innotune IOPS | ratio | fio CPU ns/IO | innotune CPU ns/IO | ratio | fio p99 us | innotune p99 us | ratio |",
          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
