@@ -8,7 +8,7 @@
 # Variants (INNOTUNE_URING_EXP, see uring-exp.patch): default = the shipped ring; nodefer = no
 # single issuer + deferred task running; nobufs = no registered buffers; nofiles = no registered
 # files. A variant KEY=VALUE[+KEY=VALUE] sets those variables instead (reap-variants.patch: X_GE=1,
-# X_SPIN=N, X_MIN=K). Each round runs every variant once, in turn, the order reversed every other round.
+# X_SPIN=N, X_MIN=K). Any variant may end in @CPUS (fio@1, default@1): run under taskset -c CPUS. Each round runs every variant once, in turn, the order reversed every other round.
 # Prints each run (IOPS, CPU per I/O, host CPU steal), then per variant the medians and, against
 # the first innotune variant and against fio, the paired per-round estimate with its 95 % CI
 # (bench/paired.py), on all rounds and on the quiet ones (every run of the round below 5 % steal).
@@ -38,21 +38,25 @@ res = {}
 print("uptime:", open("/proc/loadavg").read().strip(), flush=True)
 for r in range(rounds):
     for v in (variants if r % 2 == 0 else variants[::-1]):
-        if v == "fio":
-            j, cpu, steal = timed(["fio", "--name=rr", "--filename=" + mnt + "/innotune-rr.0", "--rw=" + rw, "--bs=" + bs,
+        # NAME@CPUS: the same variant run under `taskset -c CPUS` (every
+        # thread of the tool on those CPUs, as fio's cpus_allowed would).
+        name, _, cpus = v.partition("@")
+        pin = ["taskset", "-c", cpus] if cpus else []
+        if name == "fio":
+            j, cpu, steal = timed(pin + ["fio", "--name=rr", "--filename=" + mnt + "/innotune-rr.0", "--rw=" + rw, "--bs=" + bs,
                                    "--iodepth=" + qd, "--numjobs=" + nj, "--ioengine=io_uring", "--direct=1", "--size=1024m",
                                    "--time_based", "--runtime=" + rt, "--norandommap", "--group_reporting", "--output-format=json"])
             d = j["jobs"][0]; d = d["read"] if d["read"]["total_ios"] else d["write"]; iops = d["iops"]; n = d["total_ios"]
         else:
             env = dict(os.environ)
-            if "=" in v:
+            if "=" in name:
                 # KEY=VALUE[+KEY=VALUE...]: the switches of another throwaway
                 # patch (reap-variants.patch: X_GE, X_SPIN, X_MIN).
-                env.update(kv.split("=", 1) for kv in v.split("+"))
+                env.update(kv.split("=", 1) for kv in name.split("+"))
             else:
-                env["INNOTUNE_URING_EXP"] = v
+                env["INNOTUNE_URING_EXP"] = name
             env.setdefault("INNOTUNE_STATE_DIR", "/tmp/exp-state")
-            j, cpu, steal = timed([os.environ["INNOTUNE"], "--format", "json", "bench", "--name", "rr", "--rw", rw, "--bs", bs,
+            j, cpu, steal = timed(pin + [os.environ["INNOTUNE"], "--format", "json", "bench", "--name", "rr", "--rw", rw, "--bs", bs,
                                    "--iodepth", qd, "--numjobs", nj, "--ioengine", "io_uring", "--direct=1", "--size", "1024m",
                                    "--runtime", rt, "--directory", mnt], env)
             d = j["result"]["result"]["jobs"][0]; d = d.get("read") or d["write"]; iops = d["iops_per_s"]; n = d["total_ios"]
@@ -64,7 +68,7 @@ for v, l in res.items():
         v, statistics.median(x[0] for x in l), statistics.median(x[1] for x in l), statistics.median(x[2] for x in l)))
 quiet = [all(res[v][i][2] < QUIET for v in variants) for i in range(rounds)]
 base = next((v for v in variants if v != "fio"), None)
-for ref in [x for x in (base, "fio") if x in res]:
+for ref in [x for x in (base, "fio") if x in res] + [v for v in variants if v.startswith("fio@")]:
     for v in variants:
         if v == ref:
             continue
