@@ -79,6 +79,18 @@ bench_ext4() {
   bench_undo "bench_umount '$2'"
 }
 
+# bench_ram_ext4: the RAM-backed device of the engine A/B scripts, under
+# $WORK (bench_workdir first): ext4 on a loop device (direct I/O) over a
+# 1.7 GiB file on a tmpfs, mounted on $WORK/mnt and named in MNT. Room for
+# one 1 GiB job file; everything is undone on exit.
+bench_ram_ext4() {
+  bench_tmpfs "$WORK/ram" 1800
+  truncate -s 1700M "$WORK/ram/backing"
+  bench_loop "$WORK/ram/backing"
+  bench_ext4 "$LOOP" "$WORK/mnt"
+  MNT=$WORK/mnt
+}
+
 # bench_hugepages N: at least N hugetlb pages reserved (vm.nr_hugepages) for
 # fio --mem=mmaphuge; the old value is put back on exit.
 bench_hugepages() {

@@ -26,10 +26,7 @@ command -v fio >/dev/null || { echo "submit-batch: fio is not installed (apt-get
 
 . bench/lib.sh
 bench_workdir submit-batch
-bench_tmpfs "$WORK/ram" 1800
-truncate -s 1700M "$WORK/ram/backing"
-bench_loop "$WORK/ram/backing"
-bench_ext4 "$LOOP" "$WORK/mnt"
+bench_ram_ext4
 # innotune lays the file out; fio then runs on that very file.
 "$INNOTUNE" --format json bench --name sb --directory "$WORK/mnt" --rw write --bs 1m --iodepth 4 --direct=1 --size 1g > /dev/null
 FILE="$WORK/mnt/innotune-sb.0"

@@ -12,9 +12,7 @@ set -euo pipefail
 A=$1; B=$2; R=${R:-6}; T=${T:-5}; RW=${RW:-randread}; QD=${QD:-32}; BS=${BS:-16k}
 . "$(dirname "$0")/../lib.sh"
 bench_workdir getevents-ab; W=$WORK
-bench_tmpfs "$W/ram" 1800; truncate -s 1700M "$W/ram/backing"
-bench_loop "$W/ram/backing"; L=$LOOP
-bench_ext4 "$L" "$W/mnt"
+bench_ram_ext4
 "$A" --format json bench --name sb --directory "$W/mnt" --rw write --bs 1m --iodepth 4 --direct=1 --size 1g > /dev/null
 it() { "$1" --format json bench --name sb --directory "$W/mnt" --rw "$RW" --bs "$BS" --iodepth "$QD" --direct=1 --size 1g --runtime "${T}s" | python3 -c '
 import json,sys; j=json.load(sys.stdin)["result"]["result"]["jobs"][0]; d=j.get("read") or j.get("write"); print(int(d["iops_per_s"]), int(j["cpu"]["cpu_per_io_ns"]))'; }

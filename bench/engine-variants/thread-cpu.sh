@@ -15,11 +15,8 @@ R=${R:-2}; RW=${RW:-randwrite}; QD=${QD:-16}; BS=${BS:-16k}
 INNOTUNE=${INNOTUNE:-target/release/innotune}
 . bench/lib.sh
 bench_workdir thread-cpu
-bench_tmpfs "$WORK/ram" 1800
-truncate -s 1700M "$WORK/ram/backing"
-bench_loop "$WORK/ram/backing"
-bench_ext4 "$LOOP" "$WORK/mnt"
-M=$WORK/mnt
+bench_ram_ext4
+M=$MNT
 "$INNOTUNE" bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --direct=1 --size 1024m --io_size "$BS" --directory "$M" > /dev/null
 snap() { python3 bench/threadstat.py; }
 echo "uptime: $(uptime); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"

@@ -9,9 +9,6 @@ cd "$(dirname "$0")/../.."
 : "${INNOTUNE:?give INNOTUNE=the throwaway build (see compare.py)}"
 . bench/lib.sh
 bench_workdir variants-ab
-bench_tmpfs "$WORK/ram" 1800
-truncate -s 1700M "$WORK/ram/backing"
-bench_loop "$WORK/ram/backing"
-bench_ext4 "$LOOP" "$WORK/mnt"
+bench_ram_ext4
 "$INNOTUNE" --format json bench --name rr --directory "$WORK/mnt" --rw write --bs 1m --iodepth 4 --direct=1 --size 1g > /dev/null
-MNT="$WORK/mnt" python3 bench/engine-variants/compare.py "$@"
+MNT="$MNT" python3 bench/engine-variants/compare.py "$@"
