@@ -16,6 +16,8 @@
 #   env: INNOTUNE=path/to/binary (default: cargo build --release),
 #        SIZE_MB=1024 (file per job; the loop device holds 4 of them),
 #        ONLY=job[,job...] (run just these jobs),
+#        FIO_THREAD=1 (fio's jobs as threads of one process, `--thread`, as
+#        innotune's are; fio's default is one process per job),
 #        BACKING=disk|ram|cache: the loop device's file on /var/tmp (the real
 #        disk, default) or on a tmpfs (device time ~0; needs 3*SIZE_MB of
 #        RAM). `cache` is `ram` with both tools reading buffered (--direct=0)
@@ -58,6 +60,7 @@ import datetime, json, os, resource, statistics, subprocess, sys, time
 innotune, mnt, rounds, runtime, size, loop, backing = sys.argv[1:8]
 rounds, runtime = int(rounds), int(runtime)
 direct = "0" if backing == "cache" else "1"
+fio_thread = os.environ.get("FIO_THREAD") == "1"
 
 # name, rw, bs, iodepth, numjobs, engine (innotune name, fio name)
 JOBS = [
@@ -136,7 +139,7 @@ def fio_cmd(j):
             "--rw=" + rw, "--bs=" + bs, "--iodepth=%d" % depth, "--numjobs=%d" % nj,
             "--ioengine=" + eng, "--direct=" + direct, "--size=" + size, "--time_based",
             "--runtime=%d" % runtime, "--norandommap", "--group_reporting",
-            "--lat_percentiles=1", "--output-format=json"]
+            "--lat_percentiles=1", "--output-format=json"] + (["--thread"] if fio_thread else [])
 
 def warm(j):
     # BACKING=cache: every page of the job's file in the page cache before
@@ -197,7 +200,8 @@ lines = ["", "## fio-compare (%s), %s UTC" % (backing, datetime.datetime.utcnow(
              loop, {"disk": "in /var/tmp (disk)", "ram": "on tmpfs (RAM)",
                    "cache": "on tmpfs, both tools reading buffered (--direct=0) from files held in the page cache "
                             "(no device below the tool: its own cost per I/O decides)"}[backing],
-             fio_ver, rounds, runtime, " ".join(load)), "",
+             fio_ver + (" with --thread (its jobs as threads of one process, as innotune's)" if fio_thread else ""),
+             rounds, runtime, " ".join(load)), "",
          "| job | fio IOPS | innotune IOPS | ratio | fio CPU ns/IO | innotune CPU ns/IO | ratio | fio p99 us | innotune p99 us | ratio |",
          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 for j in JOBS:
@@ -263,8 +267,9 @@ for j in JOBS:
 lines += ["", "Unbound kernel workers, where the loop device's work runs (all kworker/u* threads, so an upper bound "
           "on the loop's worker; CPU time over the run's wall time, as % of one CPU; median per tool): "
           + "; ".join(worker_parts) + "."]
-lines += ["", "Reproduce (as root): `%sBACKING=%s SIZE_MB=%s bench/fio-compare.sh %d %d`. For the first job innotune ran "
+lines += ["", "Reproduce (as root): `%s%sBACKING=%s SIZE_MB=%s bench/fio-compare.sh %d %d`. For the first job innotune ran "
           "`innotune %s` and fio ran `%s`." % ("ONLY=%s " % os.environ["ONLY"] if os.environ.get("ONLY") else "",
+                                              "FIO_THREAD=1 " if fio_thread else "",
                                               backing, size[:-1], rounds, runtime,
                                               " ".join(innotune_cmd(JOBS[0])[1:]).replace(mnt, "$MNT"),
                                               " ".join(fio_cmd(JOBS[0])).replace(mnt, "$MNT")), ""]
