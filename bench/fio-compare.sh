@@ -35,6 +35,10 @@ RUNTIME=${2:-10}
 SIZE_MB=${SIZE_MB:-1024}
 SIZE="${SIZE_MB}m"
 BACKING=${BACKING:-disk}
+case $BACKING in
+  disk|ram|cache) ;;
+  *) echo "fio-compare: BACKING=$BACKING is not one of disk, ram, cache" >&2; exit 2 ;;
+esac
 
 if [ -z "${INNOTUNE:-}" ]; then
   cargo build --release -q
@@ -173,6 +177,9 @@ for j in JOBS:
     i = c.index("--runtime")
     del c[i:i + 2]
     c += ["--io_size", j[2]]
+    # Laid out with O_DIRECT in every mode: a buffered layout (cache mode)
+    # would leave gigabytes dirty for writeback to flush during the runs.
+    c = [a if not a.startswith("--direct=") else "--direct=1" for a in c]
     subprocess.run(c, check=True, capture_output=True)
 
 res = {j[0]: {"fio": [], "innotune": []} for j in JOBS}

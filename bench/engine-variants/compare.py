@@ -8,7 +8,8 @@
 # Variants (INNOTUNE_URING_EXP, see uring-exp.patch): default = the shipped ring; nodefer = no
 # single issuer + deferred task running; nobufs = no registered buffers; nofiles = no registered
 # files. A variant KEY=VALUE[+KEY=VALUE] sets those variables instead (reap-variants.patch: X_GE=1,
-# X_SPIN=N, X_MIN=K). Any variant may end in @CPUS (fio@1, default@1): run under taskset -c CPUS. Each round runs every variant once, in turn, the order reversed every other round.
+# X_SPIN=N, X_MIN=K). Any variant may end in @CPUS (fio@1, default@1): run under taskset -c CPUS.
+# Each round runs every variant once, in turn, the order reversed every other round.
 # Prints each run (IOPS, CPU per I/O, host CPU steal), then per variant the medians and, against
 # the first innotune variant and against fio, the paired per-round estimate with its 95 % CI
 # (bench/paired.py), on all rounds and on the quiet ones (every run of the round below 5 % steal).
