@@ -20,6 +20,8 @@ M=$MNT
 # A tracefs instance of our own: the global buffer and its settings stay as
 # they were, and the instance is removed on exit.
 I=/sys/kernel/tracing/instances/innotune-write-trace
+[ -d /sys/kernel/tracing/instances ] || { echo "write-trace: tracefs is not mounted on /sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)" >&2; exit 2; }
+[ ! -e "$I" ] || { echo "write-trace: $I exists (another run, or one killed with SIGKILL): rmdir it and run again" >&2; exit 2; }
 mkdir "$I"
 bench_undo "rmdir '$I'"
 echo 65536 > "$I/buffer_size_kb"
