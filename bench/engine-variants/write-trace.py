@@ -11,6 +11,9 @@ Per io_uring request (matched by user_data) and per loop-device request
                      (queued at the loop's worker, the copy into tmpfs, and
                      the completion softirq);
 and how many requests one run of the ring's deferred work completed.
+If the capture holds sched_wakeup and sched_stat_runtime events
+(write-trace.sh WAKE=1), more lines give wakeups per I/O by kind of thread
+and each CPU's time by kind of thread.
 Usage: python3 write-trace.py TRACE LABEL
 """
 import re
@@ -20,6 +23,29 @@ import sys
 ring = re.compile(r"\s(\d+\.\d+): (io_uring_submit_req|io_uring_complete): .*?user_data 0x([0-9a-f]+)")
 block = re.compile(r"\s(\d+\.\d+): (block_rq_issue|block_rq_complete): \d+,\d+ \S+ (?:\d+ )?(?:\(\) )?(\d+) \+")
 work = re.compile(r"\s(\d+\.\d+): io_uring_local_work_run: .*?count (\d+)")
+wakeup = re.compile(r": sched_wakeup: comm=(\S+)")
+runtime = re.compile(r"\[(\d+)\]\s+\S+\s+(\d+\.\d+): sched_stat_runtime: comm=(.+?) pid=(\d+) runtime=(\d+)")
+# A task's comm as the kind of thread it is (fio's is "fio", innotune's
+# I/O threads are "bench-J-T").
+KINDS = ("tool", "kworker/u", "kworker/N", "ksoftirqd", "other")
+
+
+def kind(comm):
+    if comm == "fio" or comm.startswith("bench-"):
+        return "tool"
+    if comm.startswith("kworker/u"):
+        return "kworker/u"
+    if comm.startswith("kworker/"):
+        return "kworker/N"
+    if comm.startswith("ksoftirqd"):
+        return "ksoftirqd"
+    return "other"
+
+
+wakes = dict.fromkeys(KINDS, 0)
+# Per CPU: ns run per kind of thread; first and last timestamp of the capture.
+ran = {}
+t_first = t_last = None
 
 sub, comp, issued = {}, {}, {}
 to_cqe, react, device, batch = [], [], [], []
@@ -52,6 +78,20 @@ for line in open(sys.argv[1]):
     m = work.search(line)
     if m:
         batch.append(int(m.group(2)))
+        continue
+    m = runtime.search(line)
+    if m:
+        cpu = m.group(1).lstrip("0") or "0"
+        per = ran.setdefault(cpu, dict.fromkeys(KINDS, 0))
+        per[kind(m.group(3))] += int(m.group(5))
+        t = float(m.group(2)) * 1e9
+        t_first = t if t_first is None else min(t_first, t)
+        t_last = t if t_last is None else max(t_last, t)
+        continue
+    m = wakeup.search(line)
+    if m:
+        wakes[kind(m.group(1))] += 1
+        continue
 
 
 def dist(x):
@@ -64,3 +104,11 @@ def dist(x):
 rate = subs / max((last or 0) - (first or 0), 1) * 1e6
 print("%-9s %8.0f  %s | %s | %s | %4.1f" % (sys.argv[2], rate, dist(to_cqe), dist(react), dist(device),
                                           statistics.mean(batch) if batch else 0))
+if any(wakes.values()):
+    n = max(subs, 1)
+    print("%-9s wakeups/IO %s" % ("", " ".join("%.2f" % (wakes[k] / n) for k in KINDS)))
+span = (t_last - t_first) if t_first is not None else 0
+for cpu in sorted(ran, key=int):
+    per = ran[cpu]
+    busy = [100 * per[k] / span for k in KINDS]
+    print("%-9s CPU %s: %s %4.1f" % ("", cpu, " ".join("%4.1f" % b for b in busy), max(0.0, 100 - sum(busy))))
