@@ -8,7 +8,8 @@
 # Variants (INNOTUNE_URING_EXP, see uring-exp.patch): default = the shipped ring; nodefer = no
 # single issuer + deferred task running; nobufs = no registered buffers; nofiles = no registered
 # files. A variant KEY=VALUE[+KEY=VALUE] sets those variables instead (reap-variants.patch: X_GE=1,
-# X_SPIN=N, X_MIN=K). Any variant may end in @CPUS (fio@1, default@1): run under taskset -c CPUS.
+# X_SPIN=N, X_MIN=K). A variant args:FLAG[+FLAG] runs the shipped engine with those bench
+# flags added (args:--mem=mmaphuge: buffers on huge pages). Any variant may end in @CPUS (fio@1, default@1): run under taskset -c CPUS.
 # Each round runs every variant once, in turn, the order reversed every other round.
 # Prints each run (IOPS, CPU per I/O, host CPU steal), then per variant the medians and, against
 # the first innotune variant and against fio, the paired per-round estimate with its 95 % CI
@@ -50,7 +51,11 @@ for r in range(rounds):
             d = j["jobs"][0]; d = d["read"] if d["read"]["total_ios"] else d["write"]; iops = d["iops"]; n = d["total_ios"]
         else:
             env = dict(os.environ)
-            if "=" in name:
+            extra = []
+            if name.startswith("args:"):
+                # args:FLAG[+FLAG...]: the shipped binary with these bench flags added.
+                extra = name[len("args:"):].split("+")
+            elif "=" in name:
                 # KEY=VALUE[+KEY=VALUE...]: the switches of another throwaway
                 # patch (reap-variants.patch: X_GE, X_SPIN, X_MIN).
                 env.update(kv.split("=", 1) for kv in name.split("+"))
@@ -59,7 +64,7 @@ for r in range(rounds):
             env.setdefault("INNOTUNE_STATE_DIR", "/tmp/exp-state")
             j, cpu, steal = timed(pin + [os.environ["INNOTUNE"], "--format", "json", "bench", "--name", "rr", "--rw", rw, "--bs", bs,
                                    "--iodepth", qd, "--numjobs", nj, "--ioengine", "io_uring", "--direct=1", "--size", "1024m",
-                                   "--runtime", rt, "--directory", mnt], env)
+                                   "--runtime", rt, "--directory", mnt] + extra, env)
             d = j["result"]["result"]["jobs"][0]; d = d.get("read") or d["write"]; iops = d["iops_per_s"]; n = d["total_ios"]
         res.setdefault(v, []).append((iops, cpu * 1e9 / max(n, 1), steal))
         print("round %d %-8s IOPS %7.0f  CPU %5.0f ns/IO  steal %4.1f %%" % (r + 1, v, iops, cpu * 1e9 / max(n, 1), steal), flush=True)
