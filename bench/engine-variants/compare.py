@@ -9,7 +9,9 @@
 # single issuer + deferred task running; nobufs = no registered buffers; nofiles = no registered
 # files. A variant KEY=VALUE[+KEY=VALUE] sets those variables instead (reap-variants.patch: X_GE=1,
 # X_SPIN=N, X_MIN=K). A variant args:FLAG[+FLAG] runs the shipped engine with those bench
-# flags added (args:--mem=mmaphuge: buffers on huge pages). Any variant may end in @CPUS (fio@1, default@1): run under taskset -c CPUS.
+# flags added (args:--mem=mmaphuge: buffers on huge pages), and fio:FLAG[+FLAG] runs fio with those
+# flags added (fio:--fixedbufs+--registerfiles: fio with innotune's registered buffers and files).
+# Any variant may end in @CPUS (fio@1, default@1): run under taskset -c CPUS.
 # Each round runs every variant once, in turn, the order reversed every other round.
 # Prints each run (IOPS, CPU per I/O, host CPU steal), then per variant the medians and, against
 # the first innotune variant and against fio, the paired per-round estimate with its 95 % CI
@@ -44,10 +46,12 @@ for r in range(rounds):
         # thread of the tool on those CPUs, as fio's cpus_allowed would).
         name, _, cpus = v.partition("@")
         pin = ["taskset", "-c", cpus] if cpus else []
-        if name == "fio":
+        if name == "fio" or name.startswith("fio:"):
+            # fio:FLAG[+FLAG...]: fio with these flags added.
+            extra = name[len("fio:"):].split("+") if name.startswith("fio:") else []
             j, cpu, steal = timed(pin + ["fio", "--name=rr", "--filename=" + mnt + "/innotune-rr.0", "--rw=" + rw, "--bs=" + bs,
                                    "--iodepth=" + qd, "--numjobs=" + nj, "--ioengine=io_uring", "--direct=1", "--size=1024m",
-                                   "--time_based", "--runtime=" + rt, "--norandommap", "--group_reporting", "--output-format=json"])
+                                   "--time_based", "--runtime=" + rt, "--norandommap", "--group_reporting", "--output-format=json"] + extra)
             d = j["jobs"][0]; d = d["read"] if d["read"]["total_ios"] else d["write"]; iops = d["iops"]; n = d["total_ios"]
         else:
             env = dict(os.environ)
