@@ -13,7 +13,9 @@ its own entry's in the third decimal.
 
 Runs whose command sets FIO_THREAD or BACKING other than the one asked are
 left out (a different peer or device); so is anything outside the date and
-the time window.
+the time window. The entries do not name the host's CPU (the readings
+below them do): choose a window that holds one host type, or say that the
+pool mixes them.
 
 Usage: python3 bench/pool-rounds.py BACKING DATE [FROM [TO]]
   e.g. python3 bench/pool-rounds.py ram 2026-11-27 10:00 14:05
@@ -51,12 +53,12 @@ for entry in text.split("\n## ")[1:]:
         runs.setdefault(cells[0], []).append(m.group(3))
 
 if not pool:
-    sys.exit("pool-rounds: no fio-compare (%s) entry of %s between %s and %s" % (backing, day, lo, hi))
+    sys.exit("pool-rounds: no fio-compare (%s) entry of %s between %s and %s (FIO_THREAD runs left out)" % (backing, day, lo, hi))
 print("| job | runs (UTC) | rounds | estimate | 95 % CI | innotune ahead | verdict |")
 print("|---|---|---:|---:|---|---:|---|")
 for job, ratios in pool.items():
     est, ci = hodges_lehmann(ratios)
-    a, b = ci
     ahead = sum(r > 1 for r in ratios)
-    print("| %s | %s | %d | %.3f | %.3f–%.3f | %d of %d | %s |" % (
-        job, ", ".join(runs[job]), len(ratios), est, a, b, ahead, len(ratios), verdict(ci)))
+    print("| %s | %s | %d | %.3f | %s | %d of %d | %s |" % (
+        job, ", ".join(runs[job]), len(ratios), est, "%.3f–%.3f" % ci if ci else "-",
+        ahead, len(ratios), verdict(ci)))
