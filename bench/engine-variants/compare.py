@@ -13,10 +13,10 @@
 # flags added (fio:--fixedbufs+--registerfiles: fio with innotune's registered buffers and files).
 # Any variant may end in @CPUS (fio@1, default@1): run under taskset -c CPUS.
 # Each round runs every variant once, in turn, the order reversed every other round.
-# Prints each run (IOPS, CPU per I/O, host CPU steal), then per variant the medians and, against
+# Prints each run (IOPS, CPU per I/O, host CPU steal, each CPU's entries into idle per I/O), then per variant the medians and, against
 # the first innotune variant and against fio, the paired per-round estimate with its 95 % CI
 # (bench/paired.py), on all rounds and on the quiet ones (every run of the round below 5 % steal).
-import json, os, resource, statistics, subprocess, sys
+import glob, json, os, resource, statistics, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from paired import hodges_lehmann, verdict
 
@@ -30,11 +30,22 @@ def cpu_ticks():
     return [int(v) for v in open("/proc/stat").readline().split()[1:9]]
 
 
+def idle_entries():
+    # Entries into each CPU's idle states (cpuidle's per-state usage counters;
+    # on this VM every one is a halt, a VM exit, since haltpoll's guest-side
+    # polling is off: guest_halt_poll_ns 0).
+    out = []
+    for c in sorted(glob.glob("/sys/devices/system/cpu/cpu[0-9]*/cpuidle")):
+        out.append(sum(int(open(u).read()) for u in glob.glob(c + "/state*/usage")))
+    return out
+
+
 def timed(cmd, env=None):
-    b = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = cpu_ticks()
+    b = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = cpu_ticks(); i0 = idle_entries()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-    t1 = cpu_ticks(); a = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t1 = cpu_ticks(); a = resource.getrusage(resource.RUSAGE_CHILDREN); i1 = idle_entries()
     d = [y - x for x, y in zip(t0, t1)]
+    timed.idle = [y - x for x, y in zip(i0, i1)]
     return json.loads(out), (a.ru_utime - b.ru_utime) + (a.ru_stime - b.ru_stime), 100.0 * d[7] / max(sum(d), 1)
 
 
@@ -71,7 +82,8 @@ for r in range(rounds):
                                    "--runtime", rt, "--directory", mnt] + extra, env)
             d = j["result"]["result"]["jobs"][0]; d = d.get("read") or d["write"]; iops = d["iops_per_s"]; n = d["total_ios"]
         res.setdefault(v, []).append((iops, cpu * 1e9 / max(n, 1), steal))
-        print("round %d %-8s IOPS %7.0f  CPU %5.0f ns/IO  steal %4.1f %%" % (r + 1, v, iops, cpu * 1e9 / max(n, 1), steal), flush=True)
+        print("round %d %-8s IOPS %7.0f  CPU %5.0f ns/IO  steal %4.1f %%  idle entries/IO %s" % (
+            r + 1, v, iops, cpu * 1e9 / max(n, 1), steal, " ".join("%.2f" % (x / max(n, 1)) for x in timed.idle)), flush=True)
 
 for v, l in res.items():
     print("MED %-8s IOPS %7.0f  CPU %5.0f ns/IO  steal %4.1f %%" % (
