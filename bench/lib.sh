@@ -79,16 +79,26 @@ bench_ext4() {
   bench_undo "bench_umount '$2'"
 }
 
-# bench_ram_ext4: the RAM-backed device of the engine A/B scripts, under
-# $WORK (bench_workdir first): ext4 on a loop device (direct I/O) over a
-# 1.7 GiB file on a tmpfs, mounted on $WORK/mnt and named in MNT. Room for
-# one 1 GiB job file; everything is undone on exit.
+# bench_ram_ext4 [MB]: the RAM-backed device of the engine A/B scripts,
+# under $WORK (bench_workdir first): ext4 on a loop device (direct I/O) over
+# a file of MB MiB (default 1700: room for one 1 GiB job file; 2560 for
+# two) on a tmpfs, mounted on $WORK/mnt and named in MNT; everything is
+# undone on exit.
 bench_ram_ext4() {
-  bench_tmpfs "$WORK/ram" 1800
-  truncate -s 1700M "$WORK/ram/backing"
+  local mb=${1:-1700}
+  bench_tmpfs "$WORK/ram" $((mb + 140))
+  truncate -s "${mb}M" "$WORK/ram/backing"
   bench_loop "$WORK/ram/backing"
   bench_ext4 "$LOOP" "$WORK/mnt"
   MNT=$WORK/mnt
+}
+
+# bench_job_file RW BS QD [ENGINE]: lay out $MNT/innotune-j.0 (1 GiB), the
+# file the engine scripts point both tools at, with one I/O of the job
+# ($INNOTUNE's own layout, so fio finds it whole and never extends it).
+bench_job_file() {
+  "$INNOTUNE" bench --name j --rw "$1" --bs "$2" --iodepth "$3" --ioengine "${4:-io_uring}" \
+    --direct=1 --size 1024m --io_size "$2" --directory "$MNT" > /dev/null
 }
 
 # bench_hugepages N: at least N hugetlb pages reserved (vm.nr_hugepages) for

@@ -17,12 +17,9 @@ INNOTUNE=${INNOTUNE:-target/release/innotune}
 command -v perf >/dev/null || { echo "host-cpu: perf is not installed (apt-get install linux-perf)" >&2; exit 2; }
 . bench/lib.sh
 bench_workdir host-cpu
-bench_tmpfs "$WORK/ram" 2700
-truncate -s 2560M "$WORK/ram/backing"
-bench_loop "$WORK/ram/backing"
-bench_ext4 "$LOOP" "$WORK/mnt"
-M=$WORK/mnt
-"$INNOTUNE" bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --ioengine io_uring --direct=1 --size 1024m --io_size "$BS" --directory "$M" > /dev/null
+bench_ram_ext4 2560
+M=$MNT
+bench_job_file "$RW" "$BS" "$QD"
 echo "uptime: $(uptime)"
 for r in $(seq "$R"); do
   order="fio innotune"; [ $((r % 2)) = 0 ] && order="innotune fio"

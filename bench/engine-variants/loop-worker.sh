@@ -23,13 +23,10 @@ INNOTUNE=${INNOTUNE:-target/release/innotune}
 [ "$ENGINE" = sync ] && FIOENGINE=psync || FIOENGINE=$ENGINE
 . bench/lib.sh
 bench_workdir loop-worker
-bench_tmpfs "$WORK/ram" 2700
-truncate -s 2560M "$WORK/ram/backing"
-bench_loop "$WORK/ram/backing"
-bench_ext4 "$LOOP" "$WORK/mnt"
-M=$WORK/mnt
+bench_ram_ext4 2560
+M=$MNT
 LNAME=${LOOP#/dev/}
-"$INNOTUNE" bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --ioengine "$ENGINE" --direct=1 --size 1024m --io_size "$BS" --directory "$M" > /dev/null
+bench_job_file "$RW" "$BS" "$QD" "$ENGINE"
 
 # snap FILE: every thread's CPU ticks and /proc/stat's cpu line.
 snap() { python3 bench/threadstat.py > "$1"; }

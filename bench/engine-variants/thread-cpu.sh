@@ -17,7 +17,7 @@ INNOTUNE=${INNOTUNE:-target/release/innotune}
 bench_workdir thread-cpu
 bench_ram_ext4
 M=$MNT
-"$INNOTUNE" bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --direct=1 --size 1024m --io_size "$BS" --directory "$M" > /dev/null
+bench_job_file "$RW" "$BS" "$QD"
 snap() { python3 bench/threadstat.py; }
 echo "uptime: $(uptime); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
 for r in $(seq "$R"); do

@@ -26,7 +26,7 @@ INNOTUNE=${INNOTUNE:-target/release/innotune}
 bench_workdir write-trace
 bench_ram_ext4
 M=$MNT
-"$INNOTUNE" bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --direct=1 --size 1024m --io_size "$BS" --directory "$M" > /dev/null
+bench_job_file "$RW" "$BS" "$QD"
 # A tracefs instance of our own: the global buffer and its settings stay as
 # they were, and the instance is removed on exit.
 I=/sys/kernel/tracing/instances/innotune-write-trace
