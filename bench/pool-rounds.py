@@ -18,7 +18,11 @@ below them do): choose a window that holds one host type, or say that the
 pool mixes them.
 
 Usage: python3 bench/pool-rounds.py BACKING DATE [FROM [TO]]
+       python3 bench/pool-rounds.py BACKING DATE FROM-TO [FROM-TO ...]
   e.g. python3 bench/pool-rounds.py ram 2026-11-27 10:00 14:05
+       python3 bench/pool-rounds.py ram 2026-11-27 06:40-06:50 16:25-17:00
+  (the second form pools several windows of one day, for a host type that
+  came back later in the day)
 """
 import os
 import re
@@ -30,15 +34,20 @@ from paired import hodges_lehmann, verdict  # noqa: E402
 if len(sys.argv) < 3:
     sys.exit(__doc__.split("\n\n")[-1])
 backing, day = sys.argv[1], sys.argv[2]
-lo = sys.argv[3] if len(sys.argv) > 3 else "00:00"
-hi = sys.argv[4] if len(sys.argv) > 4 else "23:59"
+if len(sys.argv) > 3 and "-" in sys.argv[3]:
+    windows = [tuple(w.split("-", 1)) for w in sys.argv[3:]]
+else:
+    windows = [(sys.argv[3] if len(sys.argv) > 3 else "00:00",
+                sys.argv[4] if len(sys.argv) > 4 else "23:59")]
 text = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")).read()
 head = re.compile(r"^fio-compare \((\w+)\), (\d{4}-\d\d-\d\d) (\d\d:\d\d) UTC")
 
 pool, runs = {}, {}
 for entry in text.split("\n## ")[1:]:
     m = head.match(entry)
-    if not m or m.group(1) != backing or m.group(2) != day or not lo <= m.group(3) <= hi:
+    if not m or m.group(1) != backing or m.group(2) != day:
+        continue
+    if not any(lo <= m.group(3) <= hi for lo, hi in windows):
         continue
     cmd = re.search(r"Reproduce \(as root\): `([^`]*)`", entry)
     if cmd is None or "FIO_THREAD=1" in cmd.group(1):
@@ -53,7 +62,8 @@ for entry in text.split("\n## ")[1:]:
         runs.setdefault(cells[0], []).append(m.group(3))
 
 if not pool:
-    sys.exit("pool-rounds: no fio-compare (%s) entry of %s between %s and %s (FIO_THREAD runs left out)" % (backing, day, lo, hi))
+    sys.exit("pool-rounds: no fio-compare (%s) entry of %s in %s (FIO_THREAD runs left out)" % (
+        backing, day, ", ".join("%s-%s" % w for w in windows)))
 print("| job | runs (UTC) | rounds | estimate | 95 % CI | innotune ahead | verdict |")
 print("|---|---|---:|---:|---|---:|---|")
 for job, ratios in pool.items():
