@@ -101,6 +101,22 @@ bench_job_file() {
     --direct=1 --size 1024m --io_size "$2" --directory "$MNT" > /dev/null
 }
 
+# bench_tool_cmd TOOL T [JOBS [ENGINE]]: CMD, the command that runs TOOL
+# (fio or innotune) for T seconds on bench_job_file's file with the job in
+# RW, BS and QD (JOBS threads or processes, default 1; ENGINE io_uring or
+# sync, fio's psync), each tool printing JSON. The engine scripts that set
+# the two tools side by side (host-cpu, loop-worker, profile) take it from
+# here, so they run the same pair of commands.
+bench_tool_cmd() {
+  local jobs=${3:-1} engine=${4:-io_uring} fioengine
+  if [ "$1" = fio ]; then
+    [ "$engine" = sync ] && fioengine=psync || fioengine=$engine
+    CMD=(fio --name=j --filename="$MNT/innotune-j.0" --rw="$RW" --bs="$BS" --iodepth="$QD" --numjobs="$jobs" --ioengine="$fioengine" --direct=1 --size=1024m --time_based --runtime="$2" --norandommap --group_reporting --output-format=json)
+  else
+    CMD=("$INNOTUNE" --format json bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --numjobs "$jobs" --ioengine "$engine" --direct=1 --size 1024m --runtime "$2" --directory "$MNT")
+  fi
+}
+
 # bench_hugepages N: at least N hugetlb pages reserved (vm.nr_hugepages) for
 # fio --mem=mmaphuge; the old value is put back on exit.
 bench_hugepages() {

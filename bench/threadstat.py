@@ -1,6 +1,7 @@
 """Snapshots of the host's CPU time, per thread, for the bench scripts that
 ask which threads did a run's work (fio-compare.sh, engine-variants/
-loop-worker.sh and thread-cpu.sh). Plain /proc reads, no dependency: the
+loop-worker.sh and thread-cpu.sh), and `thread_kind()`, the one naming of
+threads by kind that engine-variants/write-trace.py and profile.py share. Plain /proc reads, no dependency: the
 scripts must run on a fresh Debian with python3 only.
 
 Imported: `snapshot()` gives /proc/stat's cpu line (user nice system idle
@@ -44,6 +45,27 @@ def unbound_kworker(comm):
     """A kworker of the unbound pools ("kworker/u8:3"), where a loop device's
     work runs, whatever it ran last."""
     return comm.startswith("kworker/u")
+
+
+def thread_kind(comm):
+    """A thread's comm as the kind of thread it is in a loop-device bench:
+    "tool" (fio's "fio"; innotune's main thread and its I/O threads
+    "bench-J-T"), "kworker/u" (the unbound pools, where a loop device's work
+    runs), "kworker/N" (the per-CPU pools: ext4's direct-I/O write
+    completions), "ksoftirqd" (block completions raised outside an
+    interrupt), "idle" (the idle task, "swapper/N", which only a sampling
+    profile sees) or "other"."""
+    if comm in ("fio", "innotune") or comm.startswith("bench-"):
+        return "tool"
+    if unbound_kworker(comm):
+        return "kworker/u"
+    if comm.startswith("kworker/"):
+        return "kworker/N"
+    if comm.startswith("ksoftirqd"):
+        return "ksoftirqd"
+    if comm.startswith("swapper"):
+        return "idle"
+    return "other"
 
 
 if __name__ == "__main__":

@@ -18,19 +18,14 @@ command -v perf >/dev/null || { echo "host-cpu: perf is not installed (apt-get i
 . bench/lib.sh
 bench_workdir host-cpu
 bench_ram_ext4 2560
-M=$MNT
 bench_job_file "$RW" "$BS" "$QD"
 echo "uptime: $(uptime)"
 for r in $(seq "$R"); do
   order="fio innotune"; [ $((r % 2)) = 0 ] && order="innotune fio"
   for tool in $order; do
-    if [ "$tool" = fio ]; then
-      cmd=(fio --name=j --filename="$M/innotune-j.0" --rw="$RW" --bs="$BS" --iodepth="$QD" --ioengine=io_uring --direct=1 --size=1024m --time_based --runtime="$T" --norandommap --output-format=json)
-    else
-      cmd=("$INNOTUNE" --format json bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --ioengine io_uring --direct=1 --size 1024m --runtime "$T" --directory "$M")
-    fi
+    bench_tool_cmd "$tool" "$T"
     head -1 /proc/stat > "$WORK/cpu0"
-    perf stat -a -x, -e context-switches,cpu-migrations -o "$WORK/stat" -- "${cmd[@]}" > "$WORK/out.json"
+    perf stat -a -x, -e context-switches,cpu-migrations -o "$WORK/stat" -- "${CMD[@]}" > "$WORK/out.json"
     head -1 /proc/stat > "$WORK/cpu1"
     python3 - "$r" "$tool" "$WORK" <<'PY'
 import json, os, sys

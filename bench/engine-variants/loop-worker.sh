@@ -20,11 +20,9 @@ cd "$(dirname "$0")/../.."
 R=${R:-4}; T=${T:-8}; RW=${RW:-randread}; QD=${QD:-32}; BS=${BS:-16k}
 JOBS=${JOBS:-1}; ENGINE=${ENGINE:-io_uring}
 INNOTUNE=${INNOTUNE:-target/release/innotune}
-[ "$ENGINE" = sync ] && FIOENGINE=psync || FIOENGINE=$ENGINE
 . bench/lib.sh
 bench_workdir loop-worker
 bench_ram_ext4 2560
-M=$MNT
 LNAME=${LOOP#/dev/}
 bench_job_file "$RW" "$BS" "$QD" "$ENGINE"
 
@@ -36,18 +34,14 @@ echo "kernel: $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 
 for r in $(seq "$R"); do
   order="fio innotune"; [ $((r % 2)) = 0 ] && order="innotune fio"
   for tool in $order; do
-    if [ "$tool" = fio ]; then
-      cmd=(fio --name=j --filename="$M/innotune-j.0" --rw="$RW" --bs="$BS" --iodepth="$QD" --numjobs="$JOBS" --ioengine="$FIOENGINE" --direct=1 --size=1024m --time_based --runtime="$T" --norandommap --group_reporting --output-format=json)
-    else
-      cmd=("$INNOTUNE" --format json bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --numjobs "$JOBS" --ioengine "$ENGINE" --direct=1 --size 1024m --runtime "$T" --directory "$M")
-    fi
+    bench_tool_cmd "$tool" "$T" "$JOBS" "$ENGINE"
     snap "$WORK/s0"
     t0=$(date +%s.%N)
     # The tool's CPU: user+sys of its whole process tree, as fio-compare.sh.
     python3 -c 'import resource, subprocess, sys
 subprocess.run(sys.argv[2:], check=True, stdout=open(sys.argv[1], "w"))
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(r.ru_utime + r.ru_stime)' "$WORK/out.json" "${cmd[@]}" > "$WORK/cpu"
+print(r.ru_utime + r.ru_stime)' "$WORK/out.json" "${CMD[@]}" > "$WORK/cpu"
     t1=$(date +%s.%N)
     snap "$WORK/s1"
     python3 - "$r" "$tool" "$WORK" "$t0" "$t1" "$LNAME" <<'PY'

@@ -11,8 +11,12 @@ per I/O. "idle" is the idle task (swapper): time a CPU had nothing to run,
 which on this 2-CPU VM is the slack the tool and the loop's chain leave.
 """
 import json
+import os
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from threadstat import thread_kind  # noqa: E402
 
 F = float(sys.argv[1])
 
@@ -29,15 +33,15 @@ def ios_of(path, tool):
 
 
 def kind(comm, tool):
-    if comm == "swapper" or comm.startswith("swapper/"):
-        return "idle"
-    if comm.startswith("kworker/"):
+    """bench/threadstat.py's kind of thread, with both kworker pools as one
+    (the loop's worker, and for writes ext4's completions) and the tool
+    counted only in its own runs."""
+    k = thread_kind(comm)
+    if k.startswith("kworker"):
         return "kworker"
-    if comm.startswith("ksoftirqd/"):
-        return "ksoftirqd"
-    if (tool == "fio" and comm == "fio") or (tool == "innotune" and (comm == "innotune" or comm.startswith("bench-"))):
-        return "tool"
-    return "other"
+    if k == "tool" and (comm == "fio") != (tool == "fio"):
+        return "other"
+    return k
 
 
 # per tool: kind -> us/IO summed over rounds; (kind, sym) -> us/IO; rounds

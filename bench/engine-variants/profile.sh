@@ -37,13 +37,9 @@ runs=()
 for r in $(seq "$R"); do
   order="fio innotune"; [ $((r % 2)) = 0 ] && order="innotune fio"
   for tool in $order; do
-    if [ "$tool" = fio ]; then
-      cmd=(fio --name=j --filename="$MNT/innotune-j.0" --rw="$RW" --bs="$BS" --iodepth="$QD" --ioengine=io_uring --direct=1 --size=1024m --time_based --runtime="$T" --norandommap --output-format=json)
-    else
-      cmd=("$INNOTUNE" --format json bench --name j --rw "$RW" --bs "$BS" --iodepth "$QD" --ioengine io_uring --direct=1 --size 1024m --runtime "$T" --directory "$MNT")
-    fi
+    bench_tool_cmd "$tool" "$T"
     base="$WORK/$tool.$r"
-    perf record -q -a -e cpu-clock -F "$F" -o "$base.data" -- "${cmd[@]}" > "$base.json" 2> "$base.err"
+    perf record -q -a -e cpu-clock -F "$F" -o "$base.data" -- "${CMD[@]}" > "$base.json" 2> "$base.err"
     # comm, symbol and sample count per line; the idle task is "swapper".
     perf report -i "$base.data" --stdio -q --no-children --sort comm,sym \
       -F sample,comm,sym -t $'\t' > "$base.txt" 2>/dev/null

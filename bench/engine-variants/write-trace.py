@@ -16,30 +16,23 @@ If the capture holds sched_wakeup and sched_stat_runtime events
 and each CPU's time by kind of thread.
 Usage: python3 write-trace.py TRACE LABEL
 """
+import os
 import re
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from threadstat import thread_kind  # noqa: E402
 
 ring = re.compile(r"\s(\d+\.\d+): (io_uring_submit_req|io_uring_complete): .*?user_data 0x([0-9a-f]+)")
 block = re.compile(r"\s(\d+\.\d+): (block_rq_issue|block_rq_complete): \d+,\d+ \S+ (?:\d+ )?(?:\(\) )?(\d+) \+")
 work = re.compile(r"\s(\d+\.\d+): io_uring_local_work_run: .*?count (\d+)")
 wakeup = re.compile(r": sched_wakeup: comm=(\S+)")
 runtime = re.compile(r"\[(\d+)\]\s+\S+\s+(\d+\.\d+): sched_stat_runtime: comm=(.+?) pid=(\d+) runtime=(\d+)")
-# A task's comm as the kind of thread it is (fio's is "fio", innotune's
-# I/O threads are "bench-J-T").
+# A task's comm as the kind of thread it is (bench/threadstat.py); the idle
+# task never appears in these events.
 KINDS = ("tool", "kworker/u", "kworker/N", "ksoftirqd", "other")
-
-
-def kind(comm):
-    if comm == "fio" or comm.startswith("bench-"):
-        return "tool"
-    if comm.startswith("kworker/u"):
-        return "kworker/u"
-    if comm.startswith("kworker/"):
-        return "kworker/N"
-    if comm.startswith("ksoftirqd"):
-        return "ksoftirqd"
-    return "other"
+kind = thread_kind
 
 
 wakes = dict.fromkeys(KINDS, 0)
