@@ -16,6 +16,14 @@
 # Prints each run (IOPS, CPU per I/O, host CPU steal, each CPU's entries into idle per I/O), then per variant the medians and, against
 # the first innotune variant and against fio, the paired per-round estimate with its 95 % CI
 # (bench/paired.py), on all rounds and on the quiet ones (every run of the round below 5 % steal).
+# Each run also reads the block-layer counters of the loop device under MNT and of the whole disk
+# under its backing file (DISKS="loop0 vda" to name others): requests completed per second of
+# the tool's own measured runtime, their mean time from allocation to completion at that device,
+# and the mean number in flight (iostat's aqu-sz: summed request time over that runtime). Little's
+# law makes rate = in flight / time at each layer, so a gap in IOPS shows as either fewer requests
+# kept in flight at a layer, or the same number each served slower. Not the process's wall time:
+# fio spends ~0.25 s starting up, which would dilute its figures by 3 % in an 8 s run. Not the
+# device's busy time (field 10) either: here it runs ~10 % short of the runtime under constant load.
 import glob, json, os, resource, statistics, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from paired import hodges_lehmann, verdict
@@ -40,12 +48,54 @@ def idle_entries():
     return out
 
 
+def devices():
+    # The loop device under MNT, and the whole disk that holds its backing file.
+    if os.environ.get("DISKS"):
+        return os.environ["DISKS"].split()
+    out = []
+    src = subprocess.run(["findmnt", "-no", "SOURCE", "--target", mnt], capture_output=True, text=True).stdout.strip()
+    name = os.path.basename(src)
+    if name.startswith("loop"):
+        out.append(name)
+        try:
+            back = open("/sys/block/%s/loop/backing_file" % name).read().strip()
+            part = subprocess.run(["findmnt", "-no", "SOURCE", "--target", back], capture_output=True, text=True).stdout.strip()
+            disk = subprocess.run(["lsblk", "-no", "PKNAME", part], capture_output=True, text=True).stdout.split()
+            disk = disk[0] if disk else os.path.basename(part)
+            if os.path.exists("/sys/block/%s/stat" % disk):
+                out.append(disk)
+        except OSError:
+            pass
+    return out
+
+
+DEVS = devices()
+
+
+def dev_stat():
+    # /sys/block/N/stat: 0 reads, 2 sectors read, 3 read ms, 4 writes, 6 sectors written,
+    # 7 write ms, 10 summed request ms (the kernel keeps these in ns).
+    return [[int(x) for x in open("/sys/block/%s/stat" % d).read().split()] for d in DEVS]
+
+
+def dev_delta(a, b, secs):
+    # Per device: (requests per second, mean ms -> us per request, mean in flight, KiB per request).
+    out = []
+    for x, y in zip(a, b):
+        d = [q - p for p, q in zip(x, y)]
+        ios = d[0] + d[4]
+        out.append((ios / secs, 1000.0 * (d[3] + d[7]) / max(ios, 1), d[10] / (1000.0 * secs),
+                    512.0 * (d[2] + d[6]) / 1024 / max(ios, 1)))
+    return out
+
+
 def timed(cmd, env=None):
-    b = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = cpu_ticks(); i0 = idle_entries()
+    b = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = cpu_ticks(); i0 = idle_entries(); s0 = dev_stat()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-    t1 = cpu_ticks(); a = resource.getrusage(resource.RUSAGE_CHILDREN); i1 = idle_entries()
+    t1 = cpu_ticks(); a = resource.getrusage(resource.RUSAGE_CHILDREN); i1 = idle_entries(); s1 = dev_stat()
     d = [y - x for x, y in zip(t0, t1)]
     timed.idle = [y - x for x, y in zip(i0, i1)]
+    timed.dev = (s0, s1)
     return json.loads(out), (a.ru_utime - b.ru_utime) + (a.ru_stime - b.ru_stime), 100.0 * d[7] / max(sum(d), 1)
 
 
@@ -64,6 +114,7 @@ for r in range(rounds):
                                    "--iodepth=" + qd, "--numjobs=" + nj, "--ioengine=io_uring", "--direct=1", "--size=1024m",
                                    "--time_based", "--runtime=" + rt, "--norandommap", "--group_reporting", "--output-format=json"] + extra)
             d = j["jobs"][0]; d = d["read"] if d["read"]["total_ios"] else d["write"]; iops = d["iops"]; n = d["total_ios"]
+            secs = d["runtime"] / 1000.0
         else:
             env = dict(os.environ)
             extra = []
@@ -81,13 +132,23 @@ for r in range(rounds):
                                    "--iodepth", qd, "--numjobs", nj, "--ioengine", "io_uring", "--direct=1", "--size", "1024m",
                                    "--runtime", rt, "--directory", mnt] + extra, env)
             d = j["result"]["result"]["jobs"][0]; d = d.get("read") or d["write"]; iops = d["iops_per_s"]; n = d["total_ios"]
-        res.setdefault(v, []).append((iops, cpu * 1e9 / max(n, 1), steal))
-        print("round %d %-8s IOPS %7.0f  CPU %5.0f ns/IO  steal %4.1f %%  idle entries/IO %s" % (
-            r + 1, v, iops, cpu * 1e9 / max(n, 1), steal, " ".join("%.2f" % (x / max(n, 1)) for x in timed.idle)), flush=True)
+            secs = d["runtime_s"]
+        timed.dev = dev_delta(*timed.dev, secs)
+        res.setdefault(v, []).append((iops, cpu * 1e9 / max(n, 1), steal, timed.dev))
+        print("round %d %-8s IOPS %7.0f  CPU %5.0f ns/IO  steal %4.1f %%  idle entries/IO %s%s" % (
+            r + 1, v, iops, cpu * 1e9 / max(n, 1), steal, " ".join("%.2f" % (x / max(n, 1)) for x in timed.idle),
+            "".join("  %s: %.0f/s, in flight %.1f, %.0f us, %.0f KiB" % (dn, rate, q, lat, kib)
+                    for dn, (rate, lat, q, kib) in zip(DEVS, timed.dev))),
+            flush=True)
 
 for v, l in res.items():
     print("MED %-8s IOPS %7.0f  CPU %5.0f ns/IO  steal %4.1f %%" % (
         v, statistics.median(x[0] for x in l), statistics.median(x[1] for x in l), statistics.median(x[2] for x in l)))
+    for k, dn in enumerate(DEVS):
+        print("MED %-8s %s: %.0f requests/s, in flight %.2f, %.0f us per request, %.1f KiB per request" % (
+            v, dn, statistics.median(x[3][k][0] for x in l), statistics.median(x[3][k][2] for x in l),
+            statistics.median(x[3][k][1] for x in l),
+            statistics.median(x[3][k][3] for x in l)))
 quiet = [all(res[v][i][2] < QUIET for v in variants) for i in range(rounds)]
 base = next((v for v in variants if v != "fio"), None)
 for ref in [x for x in (base, "fio") if x in res] + [v for v in variants if v.startswith("fio@")]:
@@ -102,4 +163,12 @@ for ref in [x for x in (base, "fio") if x in res] + [v for v in variants if v.st
             est, ci = hodges_lehmann(rat)
             print("PAIRED %s/%s %s (%d): %.3f CI %s, ahead in %d; %s" % (
                 v, ref, label, len(rat), est, "%.3f-%.3f" % ci if ci else "-", sum(x > 1 for x in rat), verdict(ci, v)))
+        # The same pairing for each layer's requests in flight and their time: IOPS ratio
+        # = in-flight ratio / time ratio at every layer the I/Os pass through.
+        for k, dn in enumerate(DEVS):
+            parts = []
+            for what, idx in (("requests/s", 0), ("in flight", 2), ("time per request", 1)):
+                est, ci = hodges_lehmann([res[v][i][3][k][idx] / res[ref][i][3][k][idx] for i in range(rounds)])
+                parts.append("%s %.3f CI %s" % (what, est, "%.3f-%.3f" % ci if ci else "-"))
+            print("PAIRED %s/%s %s (all rounds): %s" % (v, ref, dn, "; ".join(parts)))
 print("uptime:", open("/proc/loadavg").read().strip())
