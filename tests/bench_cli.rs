@@ -756,6 +756,12 @@ fn raw_device_needs_flag_and_must_not_be_mounted() {
         u(&job["read"]["total_ios"]) + u(&job["write"]["total_ios"]),
         64
     );
+    // The raw device's own counters over the run, under its kernel name.
+    let devs = r["result"]["devices"].as_array().expect("devices");
+    assert_eq!(devs.len(), 1, "{devs:?}");
+    assert_eq!(devs[0]["device"], dev.trim_start_matches("/dev/"));
+    assert!(devs[0]["r_per_s"].as_f64().unwrap() > 0.0, "{devs:?}");
+    assert!(devs[0]["w_per_s"].as_f64().unwrap() > 0.0, "{devs:?}");
 
     assert!(Sys::new("mkfs.ext4")
         .args(["-q", &dev])
@@ -791,6 +797,83 @@ fn raw_device_needs_flag_and_must_not_be_mounted() {
         "1m",
     ]);
     assert!(e.contains("not a block device"), "{e}");
+}
+
+/// The devices under the directory over the measured window: the loop
+/// device first (the filesystem's own), with the rate the tool measured and
+/// no more requests in flight than the job keeps; tmpfs has none.
+#[test]
+fn device_counters_cover_the_window() {
+    let file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
+    file.as_file().set_len(96 << 20).unwrap();
+    let out = Sys::new("losetup")
+        .args(["--direct-io=on", "-f", "--show"])
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "losetup");
+    let mut lo = Loop {
+        dev: String::from_utf8(out.stdout).unwrap().trim().to_string(),
+        mnt: None,
+        _file: file,
+    };
+    let dev = lo.dev.clone();
+    assert!(Sys::new("mkfs.ext4")
+        .args(["-q", &dev])
+        .status()
+        .unwrap()
+        .success());
+    let m = tmpdir().keep();
+    assert!(Sys::new("mount")
+        .arg(&dev)
+        .arg(&m)
+        .status()
+        .unwrap()
+        .success());
+    lo.mnt = Some(m.clone());
+    let r = bench_json(&[
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "8",
+        "--ioengine",
+        "io_uring",
+        "--direct=1",
+        "--size",
+        "32m",
+        "--runtime",
+        "1",
+        "--ramp_time",
+        "200ms",
+        "--directory",
+        d(&m),
+    ]);
+    let res = &r["result"];
+    assert_eq!(u(&res["depth"]), 8);
+    let devs = res["devices"].as_array().expect("devices");
+    assert_eq!(
+        devs[0]["device"],
+        dev.trim_start_matches("/dev/"),
+        "{devs:?}"
+    );
+    let iops = res["jobs"][0]["read"]["iops_per_s"].as_f64().unwrap();
+    let rate = devs[0]["r_per_s"].as_f64().unwrap();
+    assert!(
+        (rate / iops - 1.0).abs() < 0.1,
+        "the loop device completed {rate:.0}/s over the window, the job {iops:.0}/s"
+    );
+    let q = devs[0]["aqu_sz"].as_f64().unwrap();
+    assert!(q > 0.0 && q <= 8.5, "in flight {q}");
+    assert!(devs[0]["r_await_ns"].as_u64().unwrap() > 0);
+    assert_eq!(devs[0]["w_per_s"].as_f64().unwrap(), 0.0, "{devs:?}");
+
+    // No block device under tmpfs: no table, no key.
+    let tmp = mount("tmpfs", "size=8m");
+    let r = bench_json(&["--rw", "read", "--size", "1m", "--directory", d(&tmp.0)]);
+    assert!(r["result"].get("devices").is_none(), "{r}");
+    assert_eq!(u(&r["result"]["depth"]), 1);
 }
 
 /// Wait (up to 60 s) until `cond` holds, checking every few milliseconds:

@@ -487,13 +487,34 @@ pub fn execute(host: &Host, args: &cli::BenchArgs, progress: bool) -> Result<rep
     // The host's CPU shares over the measured window (steal above all),
     // from /proc/stat as the window opens and as the run returns. A failed
     // read only leaves them out: they qualify the figures, not make them.
+    // The devices under the files, and their counters over the same window:
+    // how full the tool kept each layer of the stack (see `devices`).
+    let dev_names = devices_under_jobs(host, &w);
     let mut cpu_at_window = None;
-    let mut hook = || cpu_at_window = crate::model::cpustat::read(host).ok();
+    let mut disks_at_window = None;
+    let mut hook = || {
+        cpu_at_window = crate::model::cpustat::read(host).ok();
+        if !dev_names.is_empty() {
+            disks_at_window = crate::model::diskstats::read(host)
+                .ok()
+                .map(|d| (std::time::Instant::now(), d));
+        }
+    };
     let mut res = with_interrupt_signals(|| {
         run_workload_hooked(&w, &run_opts, Some(&mut hook as &mut dyn FnMut()))
     })?;
     if let (Some(a), Ok(b)) = (cpu_at_window, crate::model::cpustat::read(host)) {
         res.host_cpu = a.delta(&b);
+    }
+    if let (Some((t0, a)), Ok(b)) = (disks_at_window, crate::model::diskstats::read(host)) {
+        let secs = t0.elapsed().as_secs_f64();
+        res.devices = dev_names
+            .iter()
+            .filter_map(|n| {
+                let (x, y) = (a.get(n)?, b.get(n)?);
+                Some(crate::trace::iostat::Iostat::compute(n, x, y, secs))
+            })
+            .collect();
     }
     if uses_dir {
         // After the run: a run that failed has no results to qualify.
@@ -513,6 +534,33 @@ pub fn execute(host: &Host, args: &cli::BenchArgs, progress: bool) -> Result<rep
         result: Some(res),
         removed: removed.iter().map(|p| p.display().to_string()).collect(),
     })
+}
+
+/// Kernel names of the block devices under the jobs' files, top of each
+/// stack first, each once: the stack under the directory (a loop device,
+/// the partition and disk under its backing file, md members…), or the raw
+/// device `--filename` names (always a block device, see `files`). Best
+/// effort: a directory no block device holds (tmpfs) adds nothing, as these
+/// figures only qualify the run.
+fn devices_under_jobs(host: &Host, w: &Workload) -> Vec<String> {
+    let model = crate::model::HostModel::read(host);
+    let mut names: Vec<String> = Vec::new();
+    for j in &w.jobs {
+        let found = match &j.filename {
+            Some(f) => std::fs::canonicalize(f)
+                .ok()
+                .and_then(|c| c.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .into_iter()
+                .collect(),
+            None => model.device_names_under(&w.directory).unwrap_or_default(),
+        };
+        for n in found {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    names
 }
 
 /// Run `f` with SIGINT and SIGTERM both setting [`interrupt_flag`] (the

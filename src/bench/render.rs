@@ -149,6 +149,48 @@ fn summary(r: &WorkloadResult) -> Table {
     t
 }
 
+/// What each device under the files saw over the window (iostat -x), the
+/// number in flight next to what the jobs asked for: a device holding far
+/// fewer than `depth` means the time went in the layers above it.
+fn devices(r: &WorkloadResult) -> Option<Table> {
+    if r.devices.is_empty() {
+        return None;
+    }
+    let in_flight = if r.depth > 0 {
+        format!("in flight (of {})", r.depth)
+    } else {
+        "in flight".to_string()
+    };
+    let mut t = Table::new(vec![
+        Column::text("device"),
+        Column::num("r/s", None),
+        Column::num("w/s", None),
+        Column::num("MiB/s", None),
+        Column::num("r_await", Some("µs")),
+        Column::num("w_await", Some("µs")),
+        Column::num(&in_flight, None),
+        Column::num("util", Some("%")),
+    ]);
+    let wait = |ns: Option<u64>| match ns {
+        Some(ns) => Cell::num(ns as f64 / 1000.0, us(ns)),
+        None => Cell::text("-"),
+    };
+    for s in &r.devices {
+        let mib = (s.read_bytes_per_s + s.write_bytes_per_s) / 1048576.0;
+        t.row(vec![
+            Cell::text(s.device.clone()),
+            Cell::num(s.r_per_s, format!("{:.0}", s.r_per_s)),
+            Cell::num(s.w_per_s, format!("{:.0}", s.w_per_s)),
+            Cell::num(mib, format!("{mib:.1}")),
+            wait(s.r_await_ns),
+            wait(s.w_await_ns),
+            Cell::num(s.aqu_sz, format!("{:.1}", s.aqu_sz)),
+            Cell::num(s.util_pct, format!("{:.0}", s.util_pct)),
+        ]);
+    }
+    Some(t)
+}
+
 fn per_second(r: &WorkloadResult) -> Option<Series> {
     let lines: Vec<Line> = r
         .jobs
@@ -225,6 +267,9 @@ impl crate::export::Report for BenchReport {
         }
         d.preformatted(r.jobs.iter().map(job_block).collect::<String>());
         d.table(summary(r));
+        if let Some(t) = devices(r) {
+            d.table(t);
+        }
         if let Some(s) = per_second(r) {
             d.series(s);
         }
@@ -451,6 +496,29 @@ mod tests {
                 ..Default::default()
             }),
             removed: vec![],
+        }
+    }
+
+    #[test]
+    fn devices_table_shows_in_flight_against_the_depth_asked() {
+        let mut r = report(None);
+        let none = format!("{:?}", r.document());
+        assert!(!none.contains("in flight"), "no devices, no table: {none}");
+        let w = r.result.as_mut().unwrap();
+        w.depth = 32;
+        let a = crate::model::diskstats::parse("7 0 loop0 0 0 0 0 0 0 0 0 0 0 0");
+        let b = crate::model::diskstats::parse("7 0 loop0 2000 0 64000 1200 0 0 0 0 0 1000 58000");
+        w.devices = vec![crate::trace::iostat::Iostat::compute(
+            "loop0",
+            &a["loop0"],
+            &b["loop0"],
+            2.0,
+        )];
+        let doc = format!("{:?}", r.document());
+        assert!(doc.contains("in flight (of 32)"), "{doc}");
+        // 2000 reads in 2 s, 1200 ms over 2000 reads, 58 s of request time in 2 s.
+        for want in ["loop0", "\"1000\"", "\"600\"", "\"29.0\"", "\"15.6\""] {
+            assert!(doc.contains(want), "{want} in {doc}");
         }
     }
 

@@ -138,4 +138,17 @@ pub struct WorkloadResult {
     /// /proc/stat could not be read or the window was shorter than a tick.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub host_cpu: Option<crate::model::cpustat::HostCpu>,
+    /// I/Os the jobs keep in flight when every slot is busy: iodepth ×
+    /// numjobs per io_uring job, numjobs per sync job, summed.
+    #[serde(default)]
+    pub depth: u64,
+    /// The block devices under the jobs' files, top of the stack first,
+    /// over the measured window: iostat -x figures from /proc/diskstats
+    /// (fio's "Disk stats", with the time per request and the number in
+    /// flight). A device's `aqu_sz` against `depth` says how many of the
+    /// I/Os the tool keeps in flight that device held on average; the rest
+    /// were on their way through the layers above it. Empty when no block
+    /// device is under the files (tmpfs) or the counters could not be read.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub devices: Vec<crate::trace::iostat::Iostat>,
 }

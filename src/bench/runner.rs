@@ -179,6 +179,14 @@ pub fn run_hooked(
         time_based: win.runtime.is_some(),
         interrupted,
         host_cpu: None,
+        depth: jobs
+            .iter()
+            .map(|j| match j.engine() {
+                super::job::EngineKind::Sync => u64::from(j.numjobs),
+                _ => u64::from(j.numjobs) * u64::from(j.iodepth),
+            })
+            .sum(),
+        devices: Vec::new(),
     })
 }
 

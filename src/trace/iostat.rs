@@ -6,11 +6,11 @@
 //! readings itself, right at the window's ends.
 
 use crate::model::diskstats::Counters;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One device over the window. JSON keys follow docs/json.md (`r_per_s`
 /// for iostat's `r/s`, `r_await_ns` for `r_await`, `aqu_sz` for `aqu-sz`).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Iostat {
     pub device: String,
     pub window_s: f64,
