@@ -485,10 +485,11 @@ pub fn execute(host: &Host, args: &cli::BenchArgs, progress: bool) -> Result<rep
         progress,
     };
     // The host's CPU shares over the measured window (steal above all),
-    // from /proc/stat as the window opens and as the run returns. A failed
-    // read only leaves them out: they qualify the figures, not make them.
-    // The devices under the files, and their counters over the same window:
-    // how full the tool kept each layer of the stack (see `devices`).
+    // from /proc/stat as the window opens and as the run returns, and the
+    // counters of the devices under the files over the same window (how
+    // full the tool kept each layer of the stack: `WorkloadResult::devices`).
+    // A failed read only leaves them out: they qualify the figures, not
+    // make them.
     let dev_names = devices_under_jobs(host, &w);
     let mut cpu_at_window = None;
     let mut disks_at_window = None;
