@@ -703,6 +703,42 @@ struct Loop {
     mnt: Option<PathBuf>,
     _file: tempfile::NamedTempFile,
 }
+impl Loop {
+    /// A loop device with direct I/O over a new `size`-byte file in /var/tmp.
+    fn new(size: u64) -> Loop {
+        let file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
+        file.as_file().set_len(size).unwrap();
+        let out = Sys::new("losetup")
+            .args(["--direct-io=on", "-f", "--show"])
+            .arg(file.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "losetup");
+        Loop {
+            dev: String::from_utf8(out.stdout).unwrap().trim().to_string(),
+            mnt: None,
+            _file: file,
+        }
+    }
+
+    /// ext4 on the device, mounted on a new directory (undone on drop).
+    fn mount_ext4(&mut self) -> PathBuf {
+        assert!(Sys::new("mkfs.ext4")
+            .args(["-q", &self.dev])
+            .status()
+            .unwrap()
+            .success());
+        let m = tmpdir().keep();
+        assert!(Sys::new("mount")
+            .arg(&self.dev)
+            .arg(&m)
+            .status()
+            .unwrap()
+            .success());
+        self.mnt = Some(m.clone());
+        m
+    }
+}
 impl Drop for Loop {
     fn drop(&mut self) {
         if let Some(m) = &self.mnt {
@@ -715,19 +751,7 @@ impl Drop for Loop {
 
 #[test]
 fn raw_device_needs_flag_and_must_not_be_mounted() {
-    let file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
-    file.as_file().set_len(32 << 20).unwrap();
-    let out = Sys::new("losetup")
-        .args(["--direct-io=on", "-f", "--show"])
-        .arg(file.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "losetup");
-    let mut lo = Loop {
-        dev: String::from_utf8(out.stdout).unwrap().trim().to_string(),
-        mnt: None,
-        _file: file,
-    };
+    let mut lo = Loop::new(32 << 20);
     let dev = lo.dev.clone();
 
     let e = bench_err(&["--rw", "randwrite", "--filename", &dev, "--size", "8m"]);
@@ -763,19 +787,7 @@ fn raw_device_needs_flag_and_must_not_be_mounted() {
     assert!(devs[0]["r_per_s"].as_f64().unwrap() > 0.0, "{devs:?}");
     assert!(devs[0]["w_per_s"].as_f64().unwrap() > 0.0, "{devs:?}");
 
-    assert!(Sys::new("mkfs.ext4")
-        .args(["-q", &dev])
-        .status()
-        .unwrap()
-        .success());
-    let m = tmpdir().keep();
-    assert!(Sys::new("mount")
-        .arg(&dev)
-        .arg(&m)
-        .status()
-        .unwrap()
-        .success());
-    lo.mnt = Some(m);
+    lo.mount_ext4();
     let e = bench_err(&[
         "--rw",
         "randwrite",
@@ -804,33 +816,9 @@ fn raw_device_needs_flag_and_must_not_be_mounted() {
 /// no more requests in flight than the job keeps; tmpfs has none.
 #[test]
 fn device_counters_cover_the_window() {
-    let file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
-    file.as_file().set_len(96 << 20).unwrap();
-    let out = Sys::new("losetup")
-        .args(["--direct-io=on", "-f", "--show"])
-        .arg(file.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "losetup");
-    let mut lo = Loop {
-        dev: String::from_utf8(out.stdout).unwrap().trim().to_string(),
-        mnt: None,
-        _file: file,
-    };
+    let mut lo = Loop::new(96 << 20);
     let dev = lo.dev.clone();
-    assert!(Sys::new("mkfs.ext4")
-        .args(["-q", &dev])
-        .status()
-        .unwrap()
-        .success());
-    let m = tmpdir().keep();
-    assert!(Sys::new("mount")
-        .arg(&dev)
-        .arg(&m)
-        .status()
-        .unwrap()
-        .success());
-    lo.mnt = Some(m.clone());
+    let m = lo.mount_ext4();
     let r = bench_json(&[
         "--rw",
         "randread",
@@ -867,7 +855,8 @@ fn device_counters_cover_the_window() {
     let q = devs[0]["aqu_sz"].as_f64().unwrap();
     assert!(q > 0.0 && q <= 8.5, "in flight {q}");
     assert!(devs[0]["r_await_ns"].as_u64().unwrap() > 0);
-    assert_eq!(devs[0]["w_per_s"].as_f64().unwrap(), 0.0, "{devs:?}");
+    // No assertion on w/s: ext4's background inode-table init and journal
+    // commits write to the device during any run, as they would on a host.
 
     // No block device under tmpfs: no table, no key.
     let tmp = mount("tmpfs", "size=8m");
