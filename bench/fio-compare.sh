@@ -98,6 +98,12 @@ def cpu_ticks():
 
 sys.path.insert(0, "bench")
 from threadstat import HZ, snapshot, unbound_kworker
+import devstat
+
+# The block devices under the files (the loop device, and for BACKING=disk
+# the disk under its backing file), read around every run: how many requests
+# each tool kept in flight at each layer, and how long each took there.
+DEVS = devstat.devices(mnt) if backing != "cache" else []
 
 def worker_ticks():
     # CPU ticks of every kworker of the unbound pools ("kworker/u8:3"): the
@@ -116,6 +122,7 @@ def worker_share(a, b, secs):
 
 def timed(cmd):
     w0 = worker_ticks()
+    timed.dev = devstat.snapshot(DEVS)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = cpu_ticks()
     c0 = time.monotonic()
@@ -123,6 +130,7 @@ def timed(cmd):
     c1 = time.monotonic()
     t1 = cpu_ticks()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    timed.dev = (timed.dev, devstat.snapshot(DEVS))
     worker = worker_share(w0, worker_ticks(), c1 - c0)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     # The hypervisor's share of this VM's CPU time during the run (steal):
@@ -158,7 +166,8 @@ def run_innotune(j):
     r, cpu, (steal, worker) = timed(innotune_cmd(j))
     job = r["result"]["result"]["jobs"][0]
     d = job.get("read") or job["write"]
-    return d["iops_per_s"], cpu * 1e9 / max(d["total_ios"], 1), d["clat"]["p99_ns"] / 1000.0, steal, worker
+    return (d["iops_per_s"], cpu * 1e9 / max(d["total_ios"], 1), d["clat"]["p99_ns"] / 1000.0, steal, worker,
+            devstat.delta(*timed.dev, d["runtime_s"]))
 
 def run_fio(j):
     warm(j)
@@ -168,7 +177,8 @@ def run_fio(j):
     # fio's lat (issue -> completion) spans what innotune times: for io_uring,
     # fio's clat starts only after the submitting system call.
     pct = d["lat_ns"].get("percentile") or d["clat_ns"]["percentile"]
-    return d["iops"], cpu * 1e9 / max(d["total_ios"], 1), pct["99.000000"] / 1000.0, steal, worker
+    return (d["iops"], cpu * 1e9 / max(d["total_ios"], 1), pct["99.000000"] / 1000.0, steal, worker,
+            devstat.delta(*timed.dev, d["runtime"] / 1000.0))
 
 # Lay out every job's file once (innotune writes it; fio then uses the same file).
 for j in JOBS:
@@ -191,7 +201,9 @@ for r in range(rounds):
         for tool, fn in order:
             v = fn(j)
             res[j[0]][tool].append(v)
-            print("round %d %-26s %-8s IOPS %9.0f  CPU %6.0f ns/IO  p99 %8.1f us  steal %4.1f %%  kworker/u %5.1f %%" % (r + 1, j[0], tool, *v),
+            print("round %d %-26s %-8s IOPS %9.0f  CPU %6.0f ns/IO  p99 %8.1f us  steal %4.1f %%  kworker/u %5.1f %%" % (r + 1, j[0], tool, *v[:5])
+                  + "".join("  %s: in flight %.1f, %.0f us" % (dn, x[devstat.IN_FLIGHT], x[devstat.TIME])
+                            for dn, x in zip(DEVS, v[5])),
                   file=sys.stderr, flush=True)
 
 def med(tool, name, i):
@@ -274,6 +286,39 @@ for j in JOBS:
 lines += ["", "Unbound kernel workers, where the loop device's work runs (all kworker/u* threads, so an upper bound "
           "on the loop's worker; CPU time over the run's wall time, as % of one CPU; median per tool): "
           + "; ".join(worker_parts) + "."]
+# Per layer, paired like IOPS: the in-flight ratio over the time-per-request
+# ratio is the rate ratio at that layer (Little's law). When innotune keeps
+# more requests in flight at a device than fio (CI above 1) and the rates
+# are level, that device completes what it is given at its own pace: it,
+# not the tool, sets the rate, and a faster tool cannot raise it.
+if DEVS:
+    lines += ["", "Per layer (bench/devstat.py): requests in flight at each device under the files, mean over the "
+              "tool's runtime, of the job's depth (iodepth x numjobs), and the mean time per request there; "
+              "paired innotune/fio ratios with their 95 % CI. IOPS ratio = in-flight ratio / time ratio.", "",
+              "| job | device | fio in flight | innotune in flight | in flight, innotune/fio | fio us/request | innotune us/request | time, innotune/fio | reading |",
+              "|---|---|---:|---:|---|---:|---:|---|---|"]
+    for j in JOBS:
+        n, depth = j[0], j[3] * j[4]
+        pairs = list(zip(res[n]["fio"], res[n]["innotune"]))
+        est_iops, ci_iops = hodges_lehmann([i[0] / f[0] for f, i in pairs])
+        for k, dn in enumerate(DEVS):
+            q = hodges_lehmann([i[5][k][devstat.IN_FLIGHT] / max(f[5][k][devstat.IN_FLIGHT], 1e-9) for f, i in pairs])
+            t = hodges_lehmann([i[5][k][devstat.TIME] / max(f[5][k][devstat.TIME], 1e-9) for f, i in pairs])
+            fmt = lambda e: "%.3f (%s)" % (e[0], "%.3f–%.3f" % e[1] if e[1] else "–")
+            # Only where IOPS is not shown faster: a faster tool needs no
+            # reading, and fewer in flight with each served faster (the sync
+            # threads on RAM) is how it got there.
+            reading = ""
+            if ci_iops and ci_iops[0] <= 1.0:
+                if q[1] and q[1][0] > 1.0:
+                    reading = "innotune offers the device more, at the same rate: the device sets it"
+                elif q[1] and q[1][1] < 1.0:
+                    reading = "innotune keeps fewer here"
+            lines.append("| %s | %s | %.1f of %d | %.1f of %d | %s | %.0f | %.0f | %s | %s |" % (
+                n, dn, statistics.median(f[5][k][devstat.IN_FLIGHT] for f, _ in pairs), depth,
+                statistics.median(i[5][k][devstat.IN_FLIGHT] for _, i in pairs), depth, fmt(q),
+                statistics.median(f[5][k][devstat.TIME] for f, _ in pairs),
+                statistics.median(i[5][k][devstat.TIME] for _, i in pairs), fmt(t), reading))
 lines += ["", "Reproduce (as root): `%s%sBACKING=%s SIZE_MB=%s bench/fio-compare.sh %d %d`. For the first job innotune ran "
           "`innotune %s` and fio ran `%s`." % ("ONLY=%s " % os.environ["ONLY"] if os.environ.get("ONLY") else "",
                                               "FIO_THREAD=1 " if fio_thread else "",

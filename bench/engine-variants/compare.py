@@ -17,16 +17,12 @@
 # the first innotune variant and against fio, the paired per-round estimate with its 95 % CI
 # (bench/paired.py), on all rounds and on the quiet ones (every run of the round below 5 % steal).
 # Each run also reads the block-layer counters of the loop device under MNT and of the whole disk
-# under its backing file (DISKS="loop0 vda" to name others): requests completed per second of
-# the tool's own measured runtime, their mean time from allocation to completion at that device,
-# and the mean number in flight (iostat's aqu-sz: summed request time over that runtime). Little's
-# law makes rate = in flight / time at each layer, so a gap in IOPS shows as either fewer requests
-# kept in flight at a layer, or the same number each served slower. Not the process's wall time:
-# fio spends ~0.25 s starting up, which would dilute its figures by 3 % in an 8 s run. Not the
-# device's busy time (field 10) either: here it runs ~10 % short of the runtime under constant load.
+# under its backing file (DISKS="loop0 vda" to name others), per layer: requests per second of the
+# tool's own runtime, mean time per request and mean number in flight (bench/devstat.py says why).
 import glob, json, os, resource, statistics, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from paired import hodges_lehmann, verdict
+import devstat
 
 mnt = os.environ["MNT"]; rt = sys.argv[1]; variants = sys.argv[2].split(","); rounds = int(sys.argv[3])
 bs = os.environ.get("BS", "16k"); qd = os.environ.get("QD", "32"); rw = os.environ.get("RW", "randread")
@@ -48,45 +44,14 @@ def idle_entries():
     return out
 
 
-def devices():
-    # The loop device under MNT, and the whole disk that holds its backing file.
-    if os.environ.get("DISKS"):
-        return os.environ["DISKS"].split()
-    out = []
-    src = subprocess.run(["findmnt", "-no", "SOURCE", "--target", mnt], capture_output=True, text=True).stdout.strip()
-    name = os.path.basename(src)
-    if name.startswith("loop"):
-        out.append(name)
-        try:
-            back = open("/sys/block/%s/loop/backing_file" % name).read().strip()
-            part = subprocess.run(["findmnt", "-no", "SOURCE", "--target", back], capture_output=True, text=True).stdout.strip()
-            disk = subprocess.run(["lsblk", "-no", "PKNAME", part], capture_output=True, text=True).stdout.split()
-            disk = disk[0] if disk else os.path.basename(part)
-            if os.path.exists("/sys/block/%s/stat" % disk):
-                out.append(disk)
-        except OSError:
-            pass
-    return out
-
-
-DEVS = devices()
+DEVS = devstat.devices(mnt)
 
 
 def dev_stat():
-    # /sys/block/N/stat: 0 reads, 2 sectors read, 3 read ms, 4 writes, 6 sectors written,
-    # 7 write ms, 10 summed request ms (the kernel keeps these in ns).
-    return [[int(x) for x in open("/sys/block/%s/stat" % d).read().split()] for d in DEVS]
+    return devstat.snapshot(DEVS)
 
 
-def dev_delta(a, b, secs):
-    # Per device: (requests per second, mean ms -> us per request, mean in flight, KiB per request).
-    out = []
-    for x, y in zip(a, b):
-        d = [q - p for p, q in zip(x, y)]
-        ios = d[0] + d[4]
-        out.append((ios / secs, 1000.0 * (d[3] + d[7]) / max(ios, 1), d[10] / (1000.0 * secs),
-                    512.0 * (d[2] + d[6]) / 1024 / max(ios, 1)))
-    return out
+dev_delta = devstat.delta
 
 
 def timed(cmd, env=None):
