@@ -300,7 +300,7 @@ if DEVS:
     for j in JOBS:
         n, depth = j[0], j[3] * j[4]
         pairs = list(zip(res[n]["fio"], res[n]["innotune"]))
-        est_iops, ci_iops = hodges_lehmann([i[0] / f[0] for f, i in pairs])
+        _, ci_iops = hodges_lehmann([i[0] / f[0] for f, i in pairs])
         for k, dn in enumerate(DEVS):
             q = hodges_lehmann([i[5][k][devstat.IN_FLIGHT] / max(f[5][k][devstat.IN_FLIGHT], 1e-9) for f, i in pairs])
             t = hodges_lehmann([i[5][k][devstat.TIME] / max(f[5][k][devstat.TIME], 1e-9) for f, i in pairs])
@@ -311,7 +311,9 @@ if DEVS:
             reading = ""
             if ci_iops and ci_iops[0] <= 1.0:
                 if q[1] and q[1][0] > 1.0:
-                    reading = "innotune offers the device more, at the same rate: the device sets it"
+                    reading = ("innotune offers the device more, at the same rate: the device sets it"
+                               if ci_iops[1] >= 1.0 else
+                               "innotune offers the device more, and it completes fewer: the device sets it")
                 elif q[1] and q[1][1] < 1.0:
                     reading = "innotune keeps fewer here"
             lines.append("| %s | %s | %.1f of %d | %.1f of %d | %s | %.0f | %.0f | %s | %s |" % (
