@@ -865,6 +865,53 @@ fn device_counters_cover_the_window() {
     assert_eq!(u(&r["result"]["depth"]), 1);
 }
 
+/// `--mem auto` (the default) puts a 1 MiB I/O's buffer on a huge page even
+/// at depth 1, so each read reaches the loop device whole: from 4 KiB pages
+/// the device (128 segments at most) got every one as two 512 KiB requests.
+#[test]
+fn large_ios_reach_the_device_whole_at_depth_one() {
+    let thp =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if thp.is_empty() || thp.contains("[never]") {
+        eprintln!("skipped: transparent huge pages are off on this host");
+        return;
+    }
+    let mut lo = Loop::new(96 << 20);
+    let dev = lo.dev.clone();
+    let m = lo.mount_ext4();
+    let r = bench_json(&[
+        "--rw",
+        "read",
+        "--bs",
+        "1m",
+        "--iodepth",
+        "1",
+        "--ioengine",
+        "io_uring",
+        "--direct=1",
+        "--size",
+        "32m",
+        "--io_size",
+        "64m",
+        "--directory",
+        d(&m),
+    ]);
+    let res = &r["result"];
+    assert!(
+        !res["jobs"][0]["options"].as_str().unwrap().contains("mem="),
+        "the default, auto"
+    );
+    let devs = res["devices"].as_array().expect("devices");
+    assert_eq!(devs[0]["device"], dev.trim_start_matches("/dev/"));
+    let per_request =
+        devs[0]["read_bytes_per_s"].as_f64().unwrap() / devs[0]["r_per_s"].as_f64().unwrap();
+    assert!(
+        per_request > 1000.0 * 1024.0,
+        "{:.0} KiB per request at the loop device: the 1 MiB reads were split",
+        per_request / 1024.0
+    );
+}
+
 /// Wait (up to 60 s) until `cond` holds, checking every few milliseconds:
 /// a condition on real state, not a guessed delay.
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {

@@ -119,8 +119,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub ioengine: Option<String>,
     /// Where the I/O buffers live: malloc (4 KiB pages, fio's default),
-    /// mmaphuge (huge pages) or auto (default: huge from 2 MiB of buffers
-    /// per thread, e.g. 1 MiB x depth 2).
+    /// mmaphuge (huge pages) or auto (default: huge for I/Os of 128 KiB and
+    /// up, or from 2 MiB of buffers per thread, e.g. 64 KiB x depth 32).
     #[arg(long, visible_alias = "iomem", value_name = "MEM")]
     pub mem: Option<String>,
     /// A raw block device instead of files (needs --allow-raw-device).

@@ -107,9 +107,10 @@ impl EngineKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mem {
-    /// Huge pages when the thread's buffers add up to 2 MiB or more
-    /// (1 MiB x depth 2 and up); 4 KiB pages below, where rounding up to a
-    /// huge page bought nothing measurable.
+    /// Huge pages when each I/O is 128 KiB or larger, or the thread's
+    /// buffers add up to 2 MiB or more; 4 KiB pages for smaller I/Os at
+    /// shallower depths (16 KiB pages, say), where rounding up to a huge page
+    /// bought nothing measurable.
     #[default]
     Auto,
     /// 4 KiB pages (fio's default, `malloc`).
@@ -307,7 +308,7 @@ pub const OPTIONS: &[OptDef] = &[
     OptDef {
         name: "mem",
         scope: Scope::Job,
-        help: "I/O buffers on malloc (4 KiB pages), mmaphuge (huge pages) or auto (huge from 2 MiB of buffers)",
+        help: "I/O buffers on malloc (4 KiB pages), mmaphuge (huge pages) or auto (huge from 128 KiB I/Os or 2 MiB of buffers)",
     },
     OptDef {
         name: "filename",
@@ -512,7 +513,10 @@ impl JobSpec {
     /// Whether a thread's `depth` buffers of `bs` go on huge pages.
     pub fn huge_buffers(&self, depth: usize) -> bool {
         match self.mem {
-            Mem::Auto => self.bs as usize * depth >= crate::bench::engine::HUGE_BUFFERS_FROM,
+            Mem::Auto => {
+                self.bs as usize >= crate::bench::engine::HUGE_IO_FROM
+                    || self.bs as usize * depth >= crate::bench::engine::HUGE_BUFFERS_FROM
+            }
             Mem::Malloc => false,
             Mem::Mmaphuge => true,
         }
@@ -629,11 +633,19 @@ mod tests {
     }
 
     #[test]
-    fn mem_follows_fio_and_auto_goes_huge_from_2_mib() {
+    fn mem_follows_fio_and_auto_goes_huge_from_128_kib_ios_or_2_mib() {
         let mut j = JobSpec::default();
         j.set("bs", "1m").unwrap();
         assert!(j.huge_buffers(2), "1 MiB x 2 = 2 MiB: huge");
-        assert!(!j.huge_buffers(1), "1 MiB x 1: 4 KiB pages");
+        assert!(
+            j.huge_buffers(1),
+            "1 MiB x 1: huge, or a loop device splits it"
+        );
+        j.set("bs", "128k").unwrap();
+        assert!(j.huge_buffers(1), "128 KiB x 1: huge");
+        j.set("bs", "64k").unwrap();
+        assert!(!j.huge_buffers(16), "64 KiB x 16 = 1 MiB: 4 KiB pages");
+        assert!(j.huge_buffers(32), "64 KiB x 32 = 2 MiB: huge");
         j.set("bs", "16k").unwrap();
         assert!(!j.huge_buffers(32), "16 KiB x 32 = 512 KiB: 4 KiB pages");
         j.set("iomem", "mmaphuge").unwrap();

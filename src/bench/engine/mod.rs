@@ -44,6 +44,14 @@ pub trait Engine {
 /// With `mem=auto`, a thread's buffers go on huge pages from this many bytes.
 pub const HUGE_BUFFERS_FROM: usize = 2 << 20;
 
+/// With `mem=auto`, an I/O of this size or larger puts its thread's buffers
+/// on huge pages whatever the depth: from 4 KiB pages a 1 MiB read reached a
+/// loop device as two 512 KiB requests (128 segments at most), and at depth 1
+/// huge pages gave 1.056x (1.030-1.084) the rate of 4 KiB pages over 128 KiB
+/// to 1 MiB sequential reads, never slower at any size (bench/RESULTS.md,
+/// 2026-11-27 23:16). Below it (16 KiB pages) they bought nothing (14:03).
+pub const HUGE_IO_FROM: usize = 128 << 10;
+
 /// `depth` page-aligned buffers of `bs` bytes, allocated once per thread:
 /// O_DIRECT needs the alignment, and the hot loop must not allocate. Write
 /// buffers hold random bytes so nothing below can compress or dedupe them.
