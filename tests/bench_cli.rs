@@ -903,10 +903,12 @@ fn large_ios_reach_the_device_whole_at_depth_one() {
     );
     let devs = res["devices"].as_array().expect("devices");
     assert_eq!(devs[0]["device"], dev.trim_start_matches("/dev/"));
+    // Split, every read is two 512 KiB requests; whole, one of 1024. The
+    // line between leaves room for a few small reads of ext4's own.
     let per_request =
         devs[0]["read_bytes_per_s"].as_f64().unwrap() / devs[0]["r_per_s"].as_f64().unwrap();
     assert!(
-        per_request > 1000.0 * 1024.0,
+        per_request > 768.0 * 1024.0,
         "{:.0} KiB per request at the loop device: the 1 MiB reads were split",
         per_request / 1024.0
     );
