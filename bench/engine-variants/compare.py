@@ -47,17 +47,10 @@ def idle_entries():
 DEVS = devstat.devices(mnt)
 
 
-def dev_stat():
-    return devstat.snapshot(DEVS)
-
-
-dev_delta = devstat.delta
-
-
 def timed(cmd, env=None):
-    b = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = cpu_ticks(); i0 = idle_entries(); s0 = dev_stat()
+    b = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = cpu_ticks(); i0 = idle_entries(); s0 = devstat.snapshot(DEVS)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-    t1 = cpu_ticks(); a = resource.getrusage(resource.RUSAGE_CHILDREN); i1 = idle_entries(); s1 = dev_stat()
+    t1 = cpu_ticks(); a = resource.getrusage(resource.RUSAGE_CHILDREN); i1 = idle_entries(); s1 = devstat.snapshot(DEVS)
     d = [y - x for x, y in zip(t0, t1)]
     timed.idle = [y - x for x, y in zip(i0, i1)]
     timed.dev = (s0, s1)
@@ -98,7 +91,7 @@ for r in range(rounds):
                                    "--runtime", rt, "--directory", mnt] + extra, env)
             d = j["result"]["result"]["jobs"][0]; d = d.get("read") or d["write"]; iops = d["iops_per_s"]; n = d["total_ios"]
             secs = d["runtime_s"]
-        timed.dev = dev_delta(*timed.dev, secs)
+        timed.dev = devstat.delta(*timed.dev, secs)
         res.setdefault(v, []).append((iops, cpu * 1e9 / max(n, 1), steal, timed.dev))
         print("round %d %-8s IOPS %7.0f  CPU %5.0f ns/IO  steal %4.1f %%  idle entries/IO %s%s" % (
             r + 1, v, iops, cpu * 1e9 / max(n, 1), steal, " ".join("%.2f" % (x / max(n, 1)) for x in timed.idle),
