@@ -1,11 +1,9 @@
 //! Behaviour every command shares: exit codes, one-line errors, help.
 
-use assert_cmd::Command;
-use predicates::prelude::*;
+mod support;
+use support::innotune;
 
-fn innotune() -> Command {
-    Command::cargo_bin("innotune").unwrap()
-}
+use predicates::prelude::*;
 
 #[test]
 fn help_lists_every_command_and_exit_codes() {
