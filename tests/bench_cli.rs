@@ -787,7 +787,7 @@ fn device_counters_cover_the_window() {
         "--ramp_time",
         "200ms",
         "--directory",
-        d(&m),
+        d(m),
     ]);
     let res = &r["result"];
     assert_eq!(u(&res["depth"]), 8);
@@ -849,7 +849,7 @@ fn large_ios_reach_the_device_whole_at_depth_one() {
         "--io_size",
         "64m",
         "--directory",
-        d(&m),
+        d(m),
     ]);
     let res = &r["result"];
     assert!(

@@ -7,7 +7,7 @@ mod support;
 use innotune::oltp::hist::percentile;
 use innotune::oltp::result::{ms_to_ns, HistogramJson};
 use serde_json::Value;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use support::Start as _;
 use support::{innotune, server};
 

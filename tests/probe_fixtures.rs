@@ -5,7 +5,7 @@ mod support;
 
 use innotune::host::Host;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn run_probe(root: &Path, path: Option<&str>) -> std::process::Output {
     let mut cmd = support::innotune();
