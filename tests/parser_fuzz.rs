@@ -7,8 +7,8 @@
 //! (`restore --dry-run`, `trace --input`) must end with exit 0 or 2 and one
 //! error line, never a panic (exit 101).
 
-use innotune::db::optfile::{Groups, Options};
 use innotune::host::Host;
+use innotune::model::optfile::{Groups, Options};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::path::Path;

@@ -21,7 +21,7 @@
 
 use super::{plain_abs, Change, Outcome, Priority, Undone};
 use crate::host::Host;
-use crate::journal::process_start_ticks;
+use crate::model::process::live_start_ticks;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -42,6 +42,25 @@ pub(crate) struct Proc {
     pub start_ticks: u64,
 }
 
+/// Start time of `pid` on this machine, if it is alive.
+fn process_start_ticks(pid: u32) -> Option<u64> {
+    live_start_ticks(&Host::live(), pid)
+}
+
+/// Is `pid` the server of the sandbox in `dir`: does its command line
+/// carry the argument `--defaults-file=DIR/my.cnf`? Every server a sandbox
+/// starts does (and so does mariadb-install-db's bootstrap server); a
+/// recycled pid, or a sandbox in `DIR2` whose name starts with DIR, does
+/// not. The sandbox uses it too, to tell its own running server.
+pub fn runs_from(pid: u32, dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let mut want = b"--defaults-file=".to_vec();
+    want.extend_from_slice(dir.join("my.cnf").as_os_str().as_bytes());
+    std::fs::read(Host::live().path(format!("/proc/{pid}/cmdline")))
+        .map(|c| c.split(|&b| b == 0).any(|a| a == want.as_slice()))
+        .unwrap_or(false)
+}
+
 impl Proc {
     /// Still the same process (a zombie has exited; a different start time
     /// is a recycled pid)?
@@ -60,7 +79,7 @@ impl Proc {
 pub(crate) fn find(dir: &Path, pid: Option<u32>, start_ticks: Option<u64>) -> Vec<Proc> {
     let pids = match pid {
         Some(p) => vec![p],
-        None => crate::probe::mysqld::server_pids(&Host::live()),
+        None => crate::model::process::server_pids(&Host::live()),
     };
     pids.into_iter()
         .filter_map(|p| {
@@ -72,7 +91,7 @@ pub(crate) fn find(dir: &Path, pid: Option<u32>, start_ticks: Option<u64>) -> Ve
                 // a recycled one: leave it alone.
                 (Some(_), None) => false,
             };
-            (same && crate::sandbox::runs_from(p, dir)).then_some(Proc {
+            (same && runs_from(p, dir)).then_some(Proc {
                 pid: p,
                 start_ticks: now,
             })
@@ -87,7 +106,7 @@ fn signal(p: Proc, dir: &Path, sig: rustix::process::Signal) -> bool {
     let fd = rustix::process::Pid::from_raw(p.pid as i32).and_then(|pid| {
         rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
     });
-    if !p.alive() || !crate::sandbox::runs_from(p.pid, dir) {
+    if !p.alive() || !runs_from(p.pid, dir) {
         return false;
     }
     match fd {

@@ -215,7 +215,7 @@ fn check_version(path: &Path, v: &serde_json::Value) -> Result<()> {
         return Ok(());
     }
     let writer = match v.get("written_by").and_then(|w| w.as_str()) {
-        Some(w) => crate::probe::document::escape(w),
+        Some(w) => crate::output::escape(w),
         None => "an innotune that did not record its version".to_string(),
     };
     let owner = v.get("owner");
@@ -224,7 +224,7 @@ fn check_version(path: &Path, v: &serde_json::Value) -> Result<()> {
         field("pid").and_then(|p| p.as_u64()),
         field("command").and_then(|c| c.as_str()),
     ) {
-        (Some(pid), Some(cmd)) => format!(", pid {pid}: `{}`", crate::probe::document::escape(cmd)),
+        (Some(pid), Some(cmd)) => format!(", pid {pid}: `{}`", crate::output::escape(cmd)),
         _ => String::new(),
     };
     let what = match version {
@@ -346,14 +346,7 @@ fn busy(path: &Path) -> anyhow::Error {
 /// zombie counts as dead). Reads the live /proc: the owner is a process on
 /// this machine whatever `--root` a command replays.
 pub fn process_start_ticks(pid: u32) -> Option<u64> {
-    let stat = Host::live().read(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // fields[0] is field 3 (state); field 22 (starttime) is fields[19].
-    if fields.first() == Some(&"Z") || fields.first() == Some(&"X") {
-        return None;
-    }
-    fields.get(19)?.parse().ok()
+    crate::model::process::live_start_ticks(&Host::live(), pid)
 }
 
 /// This process's command line, `innotune …`, passwords redacted: what a

@@ -26,7 +26,7 @@ mod profile;
 mod render;
 mod report;
 
-pub use process::runs_from;
+pub use crate::change::server::runs_from;
 pub use profile::{Profile, CAPACITY, CAPACITY_THREADS};
 pub use report::{execute, SandboxReport};
 

@@ -450,7 +450,7 @@ fn recheck(host: &Host, c: &mut CheckReport, sweep_json: &Path) -> Result<()> {
         a.finding.change = a
             .settings
             .iter()
-            .find_map(|s| crate::apply::plan::runtime_change(&c.facts, s, None));
+            .find_map(|s| s.runtime_change(&c.facts, None));
     }
     c.findings = advice;
     c.rules = rules;
