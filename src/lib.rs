@@ -25,6 +25,7 @@ pub mod check;
 pub mod checksum;
 pub mod cli;
 pub mod db;
+pub mod durable;
 pub mod error;
 pub mod export;
 pub mod finding;
@@ -81,6 +82,10 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
             "use --format json (or text, markdown) with this command",
         )
         .into());
+    }
+    if let Some(o) = &ctx.sink.output {
+        // Before the command runs, not only when its report is written.
+        export::check_output(o)?;
     }
     if !matches!(cli.command, Command::Restore(_)) {
         journal::warn_if_pending();

@@ -30,7 +30,10 @@ use syn::visit::Visit;
 /// docs/architecture.md: a module may use its own layer and the layers
 /// before it. `crate` is src/lib.rs itself (the dispatcher).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("ground", &["error", "units", "aligned", "output"]),
+    (
+        "ground",
+        &["error", "units", "aligned", "output", "durable"],
+    ),
     ("host", &["host"]),
     ("model", &["model"]),
     ("db", &["db"]),

@@ -31,7 +31,7 @@ use anyhow::Result;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
@@ -254,38 +254,31 @@ impl Dir {
         Ok(Loaded::Trusted(m))
     }
 
-    /// Replace the manifest atomically: a new temporary file created
-    /// exclusively (a name planted in advance is removed, never followed),
-    /// then renamed over whatever is at the manifest's name.
+    /// Replace the manifest durably ([`crate::durable`]), in the directory
+    /// this `Dir` opened: the path goes through `/proc/self/fd/N`, so a
+    /// directory renamed or swapped since cannot redirect the write. A
+    /// symbolic link planted at the manifest's name is replaced (the link,
+    /// never its target), as an untrusted manifest is; a device or a FIFO
+    /// there is refused.
     pub fn save(&self, m: &Manifest) -> Result<()> {
-        let tmp = format!("{MANIFEST}.tmp.{}", std::process::id());
-        let tmp_path = self.join(&tmp);
+        use std::os::fd::AsRawFd;
         let body = serde_json::to_string_pretty(m)? + "\n";
-        let create = || {
-            rustix::fs::openat(
-                &self.fd,
-                tmp.as_str(),
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o644),
-            )
+        let at = PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd())).join(MANIFEST);
+        let opts = crate::durable::Options {
+            replace_symlink: true,
+            ..crate::durable::Options::SHARED
         };
-        let fd = match create() {
-            Err(rustix::io::Errno::EXIST) => {
-                let _ = rustix::fs::unlinkat(&self.fd, tmp.as_str(), AtFlags::empty());
-                create()
-            }
-            r => r,
-        }
-        .map_err(|e| io_fix(io(e), &tmp_path, "write"))?;
-        let mut f = std::fs::File::from(fd);
-        let written = f.write_all(body.as_bytes()).and_then(|_| f.sync_all());
-        if let Err(e) = written {
-            let _ = rustix::fs::unlinkat(&self.fd, tmp.as_str(), AtFlags::empty());
-            return Err(io_fix(e, &tmp_path, "write"));
-        }
-        rustix::fs::renameat(&self.fd, tmp.as_str(), &self.fd, MANIFEST)
-            .map_err(|e| io_fix(io(e), &self.join(MANIFEST), "write"))?;
-        Ok(())
+        crate::durable::write(&at, body.as_bytes(), &opts).map_err(|e| match e {
+            crate::durable::Error::NotRegular { what, .. } => Fix::new(
+                format!(
+                    "{} is {what}, not a manifest innotune wrote",
+                    self.join(MANIFEST).display()
+                ),
+                "remove it, or choose another --directory",
+            )
+            .into(),
+            crate::durable::Error::Io(e) => io_fix(e, &self.join(MANIFEST), "write"),
+        })
     }
 
     /// Save `m`, or remove the manifest when it lists nothing.

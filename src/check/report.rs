@@ -253,9 +253,19 @@ pub fn emit_to(host: &Host, dir: &Path, r: &CheckReport) -> anyhow::Result<Vec<E
             std::fs::create_dir_all(p)?;
         }
         match &f.symlink {
+            // An emitted link replaces the link an earlier --emit wrote,
+            // never anything but a file or a link.
             Some(t) => {
-                let _ = std::fs::remove_file(&target);
-                std::os::unix::fs::symlink(t, &target)?;
+                let opts = crate::durable::Options {
+                    replace_symlink: true,
+                    ..crate::durable::Options::SHARED
+                };
+                crate::durable::symlink(&target, Path::new(t), &opts).map_err(|e| {
+                    Fix::new(
+                        format!("cannot write --emit {}: {e}", target.display()),
+                        "remove it, or give --emit another directory",
+                    )
+                })?
             }
             None => crate::export::write_atomic(&target, f.content.as_bytes())?,
         }

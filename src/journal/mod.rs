@@ -41,7 +41,7 @@ use crate::host::Host;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -241,46 +241,19 @@ fn check_version(path: &Path, v: &serde_json::Value) -> Result<()> {
     .into())
 }
 
-/// Write the journal so that it is on disk when this returns: a temporary
-/// file private to this process (`journal.json.PID.tmp`, created
-/// exclusively, mode 0600, never through a symlink), fsync, rename over the
-/// old one, fsync the directory.
+/// Write the journal so that it is on disk when this returns
+/// ([`crate::durable`], 0600, never over anything but a regular file).
 pub(crate) fn persist(path: &Path, j: &JournalFile) -> io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    let written = (|| {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(serde_json::to_string_pretty(j)?.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written?;
-    File::open(dir)?.sync_all()
+    let text = serde_json::to_string_pretty(j)? + "\n";
+    Ok(crate::durable::write(
+        path,
+        text.as_bytes(),
+        &crate::durable::Options::PRIVATE,
+    )?)
 }
 
 fn remove_journal(path: &Path) -> io::Result<()> {
-    match fs::remove_file(path) {
-        Ok(()) => {
-            if let Some(dir) = path.parent() {
-                File::open(dir)?.sync_all()?;
-            }
-            Ok(())
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-    }
+    crate::durable::remove(path)
 }
 
 /// Create the state directory (0700 when innotune creates it: the journal

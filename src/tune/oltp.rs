@@ -247,8 +247,7 @@ fn start(
     for (k, v) in &vars.variables {
         text.push_str(&format!("{k} = {v}\n"));
     }
-    std::fs::write(profile_file, text)
-        .with_context(|| format!("writing {}", profile_file.display()))?;
+    crate::export::write_atomic(profile_file, text.as_bytes())?;
     let profile = Profile::parse(&profile_file.to_string_lossy())?;
     guard.track_server(dir)?;
     let sb = Sandbox::start_with(
