@@ -80,6 +80,14 @@ pub trait Change: fmt::Debug + Send + Sync + dyn_clone::DynClone {
     /// written; restore refuses the whole journal then, writing nothing.
     fn validate(&self) -> Result<(), String>;
 
+    /// Journal only the first change of this kind to one target (under one
+    /// root) in a run: undoing it puts back what was there before every
+    /// later one too (a one-value attribute: sysfs, a sysctl). A later one
+    /// is captured and applied, and not journaled again.
+    fn journal_once(&self) -> bool {
+        false
+    }
+
     /// Commands to run once after undoing changes of this kind (the journal
     /// runs each distinct hook once, after every undo).
     fn after_undo(&self) -> Vec<Hook> {

@@ -8,11 +8,14 @@
 //!    the guard's life (a second run is refused with one line, however the
 //!    two race), writes the journal (0600), and routes
 //!    SIGINT/SIGTERM/SIGHUP to an immediate restore.
-//! 2. Every change is a [`Change`] (src/change): `g.apply(&host, change)`
-//!    captures the current value and fsyncs it to the journal *before* the
-//!    change is made. `g.set_sysfs`, `g.set_sysctl`, `g.remember_sysfs`,
-//!    `g.track_created`, `g.track_server`/`g.spawn_server` are thin
-//!    wrappers that build the right kind.
+//! 2. Every change is a [`Change`] (src/change), built by its kind's own
+//!    constructor (`SysfsAttr::set`, `Sysctl::new`, `CreatedDir::adopt`,
+//!    `ServerStarted::spawn`, …): `g.apply(&host, change)` captures the
+//!    current value and fsyncs it to the journal *before* the change is
+//!    made; `g.undo(id)` puts one back early, `g.release()` hands them all
+//!    over. The journal knows no kind: what a kind needs (a spawned pid
+//!    journaled before the lock is released, one entry per attribute) is
+//!    the change's own `apply` and [`Change::journal_once`].
 //! 3. Dropping the guard (normal return, `?` error, panic) restores (in
 //!    [`crate::change::Priority`] order), runs the post-undo hooks the
 //!    undone changes need, and removes the journal. A signal restores at
@@ -35,7 +38,7 @@ mod signals;
 pub use restore::{restore_entries, run_restore, Outcome, RestoreReport, Restored};
 pub use signals::{set_interrupt_hook, InterruptHook};
 
-use crate::change::{Change, CreatedDir, ServerStarted, Sysctl, SysfsAttr};
+use crate::change::Change;
 use crate::error::Fix;
 use crate::host::Host;
 use anyhow::{Context, Result};
@@ -43,7 +46,6 @@ use serde::{Deserialize, Serialize};
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Journal file format version (bump when an entry changes meaning).
@@ -434,18 +436,34 @@ impl Inner {
         Ok(())
     }
 
-    /// Is a change of `kind` on `target` under `root` journaled already?
-    fn journaled(&self, kind: &str, target: &str, root: &Path) -> bool {
-        let root = serde_json::Value::from(root.to_string_lossy().into_owned());
-        self.file.entries.iter().any(|e| {
-            e.kind() == kind && e.change().target() == target && e.root().as_ref() == Some(&root)
-        })
+    /// The entry an earlier change of the same kind, target and root
+    /// holds, for a [`Change::journal_once`] change (`change` captured).
+    fn journaled_once(&self, change: &dyn Change) -> Option<u64> {
+        if !change.journal_once() {
+            return None;
+        }
+        let root = serde_json::to_value(change)
+            .ok()
+            .and_then(|v| v.get("root").cloned());
+        self.file
+            .entries
+            .iter()
+            .find(|e| {
+                e.kind() == change.typetag_name()
+                    && e.change().target() == change.target()
+                    && e.root() == root
+            })
+            .map(Entry::id)
     }
 
     /// Journal `change` (captured), then apply it; see [`Guard::apply`].
     fn apply(&mut self, host: &Host, mut change: Box<dyn Change>) -> Result<u64> {
         self.check_open()?;
         change.capture(host)?;
+        if let Some(id) = self.journaled_once(change.as_ref()) {
+            change.apply(host)?;
+            return Ok(id);
+        }
         let id = self.next_id();
         self.file.entries.push(Entry::Change {
             id,
@@ -559,124 +577,15 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// Set a sysfs attribute ([`SysfsAttr`]), journaling its original value
-    /// the first time this run touches it; later writes to the same
-    /// attribute go through a change of their own that is not journaled
-    /// again (the first entry already holds the value to restore).
-    pub fn set_sysfs(&self, host: &Host, path: impl AsRef<Path>, new_value: &str) -> Result<()> {
-        let path = path.as_ref();
-        let label = path.display().to_string();
-        let mut c = SysfsAttr::new(path, new_value, &label);
-        let mut inner = lock(&self.shared);
-        inner.check_open()?;
-        if inner.journaled("sysfs", &label, host.root()) {
-            c.capture(host)?;
-            c.apply(host)
-        } else {
-            inner.apply(host, Box::new(c)).map(|_| ())
-        }
-    }
-
-    /// Set a sysctl (`vm.swappiness`) through /proc/sys ([`Sysctl`]).
-    pub fn set_sysctl(&self, host: &Host, name: &str, value: &str) -> Result<()> {
-        let mut c = Sysctl::new(name, value);
-        let mut inner = lock(&self.shared);
-        inner.check_open()?;
-        if inner.journaled("sysctl", name, host.root()) {
-            c.capture(host)?;
-            c.apply(host)
-        } else {
-            inner.apply(host, Box::new(c)).map(|_| ())
-        }
-    }
-
-    /// Journal a sysfs attribute's original value without changing it,
-    /// because another change resets it (switching the scheduler resets
-    /// `nr_requests`): restore then writes it back.
-    pub fn remember_sysfs(&self, host: &Host, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        let mut inner = lock(&self.shared);
-        if inner.journaled("sysfs", &path.display().to_string(), host.root()) {
-            return Ok(());
-        }
-        inner
-            .apply(host, Box::new(SysfsAttr::remember(path)))
-            .map(|_| ())
-    }
-
-    /// Journal a work directory innotune has just created (with
-    /// `create_dir`, so it is certain to be ours) and mark it
-    /// ([`CreatedDir::adopt`]); restore deletes it with its contents.
-    pub fn track_created(&self, path: &Path) -> Result<()> {
-        if !path.is_dir() {
-            anyhow::bail!(
-                "internal: {} is not a directory; files are created through a Change",
-                path.display()
-            );
-        }
-        let mut inner = lock(&self.shared);
-        inner
-            .apply(&Host::live(), Box::new(CreatedDir::adopt(path)))
-            .map(|_| ())
-    }
-
-    /// Journal a server about to be started in `dir` (before its data
-    /// directory is initialised: the bootstrap server counts too). Call
-    /// [`Guard::spawn_server`] to start it and [`Guard::forget_server`]
-    /// once it has been stopped cleanly.
-    pub fn track_server(&self, dir: &Path) -> Result<()> {
-        let mut inner = lock(&self.shared);
-        inner
-            .apply(&Host::live(), Box::new(ServerStarted::new(dir)))
-            .map(|_| ())
-    }
-
-    fn server_entry(inner: &Inner, dir: &Path) -> Option<usize> {
-        let t = dir.display().to_string();
-        inner
-            .file
-            .entries
-            .iter()
-            .position(|e| e.kind() == "server" && e.change().target() == t)
-    }
-
-    /// Spawn the server of `dir` (journaled with [`Guard::track_server`])
-    /// and journal its pid and start time before returning. The journal's
-    /// lock is held throughout, so a signal's restore runs either before the
-    /// spawn (nothing started) or after the pid is on disk. If the pid
-    /// cannot be journaled the server is killed at once.
-    pub fn spawn_server(&self, dir: &Path, cmd: &mut Command) -> Result<Child> {
-        let mut inner = lock(&self.shared);
-        inner.check_open()?;
-        let Some(i) = Self::server_entry(&inner, dir) else {
-            anyhow::bail!("server in {} was not journaled first", dir.display());
-        };
-        let mut child = cmd
-            .spawn()
-            .with_context(|| format!("starting {}", cmd.get_program().to_string_lossy()))?;
-        let pid = child.id();
-        let id = inner.file.entries[i].id();
-        inner.file.entries[i] = Entry::Change {
-            id,
-            change: Box::new(ServerStarted {
-                dir: dir.to_path_buf(),
-                pid: Some(pid),
-                start_ticks: process_start_ticks(pid),
-            }),
-        };
-        if let Err(e) = inner.persist() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(e);
-        }
-        Ok(child)
-    }
-
     /// Capture `change`'s current state, journal it (on disk), then apply
     /// it; the journal is written again afterwards, since applying may add
-    /// to what the change remembers. Returns the handle for
-    /// [`Guard::undo`]. If applying fails, the entry stays journaled and is
-    /// undone with the rest.
+    /// to what the change remembers (a written file's hash, a spawned
+    /// server's pid). The journal's lock is held from the capture to that
+    /// second write, so a signal's restore sees the change before it is
+    /// made or after what it made is on disk. Returns the handle for
+    /// [`Guard::undo`] (a [`Change::journal_once`] change already journaled
+    /// is applied, and the first one's handle returned). If applying fails,
+    /// the entry stays journaled and is undone with the rest.
     pub fn apply(&self, host: &Host, change: Box<dyn Change>) -> Result<u64> {
         lock(&self.shared).apply(host, change)
     }
@@ -708,15 +617,6 @@ impl Guard {
         let entries = std::mem::take(&mut inner.file.entries);
         inner.persist()?;
         Ok(entries)
-    }
-
-    /// Drop the entry of the server in `dir`: it was stopped cleanly.
-    pub fn forget_server(&self, dir: &Path) -> Result<()> {
-        let mut inner = lock(&self.shared);
-        if let Some(i) = Self::server_entry(&inner, dir) {
-            inner.file.entries.remove(i);
-        }
-        inner.persist()
     }
 
     /// Put everything back now; entries that could not be restored stay in

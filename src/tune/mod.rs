@@ -483,7 +483,10 @@ fn oltp_phase(
             "give a directory you can write to",
         )
     })?;
-    guard.track_created(&workdir)?;
+    guard.apply(
+        &Host::live(),
+        Box::new(crate::change::CreatedDir::adopt(&workdir)),
+    )?;
     let c = *clock;
     let progress = move |m: String| say(&c, "oltp", &m);
     let sh = shared.clone();
