@@ -16,6 +16,9 @@
 //! - [`output`]: the terminal: colour, progress and warnings on stderr.
 //! - [`finding`], [`change`]: the shared vocabulary of advice and of host changes.
 //! - [`safety`]: refusals shared by every command that writes (datadirs).
+//! - [`durable`]: the one durable write (journals, records, reports, host files).
+//!
+//! The layer order of these modules is docs/architecture.md's, held by tests/layers.rs.
 
 pub mod aligned;
 pub mod apply;
