@@ -16,6 +16,9 @@
 //! - [`output`]: the terminal: colour, progress and warnings on stderr.
 //! - [`finding`], [`change`]: the shared vocabulary of advice and of host changes.
 //! - [`safety`]: refusals shared by every command that writes (datadirs).
+//! - [`durable`]: the one durable write (journals, records, reports, host files).
+//!
+//! The layer order of these modules is docs/architecture.md's, held by tests/layers.rs.
 
 pub mod aligned;
 pub mod apply;
@@ -25,6 +28,7 @@ pub mod check;
 pub mod checksum;
 pub mod cli;
 pub mod db;
+pub mod durable;
 pub mod error;
 pub mod export;
 pub mod finding;
@@ -81,6 +85,10 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
             "use --format json (or text, markdown) with this command",
         )
         .into());
+    }
+    if let Some(o) = &ctx.sink.output {
+        // Before the command runs, not only when its report is written.
+        export::check_output(o)?;
     }
     if !matches!(cli.command, Command::Restore(_)) {
         journal::warn_if_pending();

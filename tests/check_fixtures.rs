@@ -467,3 +467,57 @@ fn without_udev_a_systemd_unit_is_installed_and_enabled() {
         "bfq"
     );
 }
+
+/// Issue 39, item 1, for `check --emit DIR`: a FIFO, a device-like node or
+/// a symbolic link where an emitted file goes is refused in one line (exit
+/// 2) and left as it was; the files are written on a clean directory.
+#[test]
+fn emit_never_replaces_anything_but_a_regular_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let emit = |dir: &Path| {
+        bin(state.path())
+            .arg("--root")
+            .arg(fixture("check-planted"))
+            .args(["check", "/var/lib/mysql", "--emit"])
+            .arg(dir)
+            .output()
+            .unwrap()
+    };
+    let clean = work.path().join("clean");
+    assert_eq!(emit(&clean).status.code(), Some(1));
+    let sysctl = Path::new("etc/sysctl.d/99-innotune.conf");
+    assert!(clean.join(sysctl).is_file());
+
+    let planted = work.path().join("planted");
+    let fifo = planted.join(sysctl);
+    std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let o = emit(&planted);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("a FIFO, not a regular file"), "{err}");
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+
+    std::fs::remove_file(&fifo).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", &fifo).unwrap();
+    let o = emit(&planted);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a symbolic link"));
+    assert_eq!(
+        std::fs::read_link(&fifo).unwrap(),
+        Path::new("/etc/hostname")
+    );
+}

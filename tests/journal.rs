@@ -496,10 +496,10 @@ fn child_holding_every_kind() {
     // Real paths on the live root: a work directory and a server.
     let work = p("work");
     std::fs::create_dir(&work).unwrap();
-    g.track_created(&work).unwrap();
+    g.apply(&live, Box::new(CreatedDir::adopt(&work))).unwrap();
     std::fs::write(work.join("data"), "x").unwrap();
     let sb = p("server_dir");
-    g.track_server(&sb).unwrap();
+    g.apply(&live, Box::new(ServerStarted::new(&sb))).unwrap();
     let mut cmd = Command::new("sleep");
     std::os::unix::process::CommandExt::arg0(
         &mut cmd,
@@ -508,8 +508,10 @@ fn child_holding_every_kind() {
     cmd.arg("600");
     // Never waited for: this process is SIGKILLed holding it, and restore
     // stops it.
+    let (server, spawned) = ServerStarted::spawn(&sb, cmd);
+    g.apply(&live, Box::new(server)).unwrap();
     #[allow(clippy::zombie_processes)]
-    let _server = g.spawn_server(&sb, &mut cmd).unwrap();
+    let _server = spawned.child().unwrap();
     let ep = innotune::check::facts::ServerEndpoint {
         socket: Some(v["socket"].as_str().unwrap().into()),
         host: None,
@@ -595,6 +597,8 @@ fn every_kind_killed_mid_run_then_restored() {
             "dir",
             "file",
             "file_edit",
+            // Journaled before initialising, and with its pid at spawn.
+            "server",
             "server",
             "server_variable",
             "sysctl",
@@ -619,6 +623,17 @@ fn every_kind_killed_mid_run_then_restored() {
 
     let (code, v, err) = restore(state.path(), &[]);
     assert_eq!(code, 0, "{v:#} {err}");
+    // The server entry with the pid stops it (undone first, the newer);
+    // the one journaled before it existed then finds it gone.
+    let mut servers: Vec<&str> = v["result"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "server")
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    servers.sort();
+    assert_eq!(servers, ["gone", "stopped"], "{v:#}");
     let oc = outcomes(&v);
     assert_eq!(oc.len(), 8, "{oc:#?}");
     for (k, o) in &oc {

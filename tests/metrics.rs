@@ -468,3 +468,48 @@ fn which(name: &str) -> Result<PathBuf, ()> {
         })
         .ok_or(())
 }
+
+/// Issue 39, item 1, for `checksum --record`: a FIFO where the record goes
+/// is refused in one line (exit 2) and left a FIFO; nothing else is left
+/// in the record directory.
+#[test]
+fn a_record_never_replaces_anything_but_a_regular_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let state = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    copy_tree(Path::new(TABLESPACES), data.path());
+    let run = || {
+        innotune(state.path())
+            .args(["checksum", "--record"])
+            .arg(data.path())
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run().status.code(), Some(0));
+    let dir = state.path().join("checksum");
+    let records: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    let rec = &records[0];
+    std::fs::remove_file(rec).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        rec,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("a FIFO, not a regular file"), "{err}");
+    assert!(std::fs::symlink_metadata(rec)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+}

@@ -9,8 +9,8 @@
 
 mod support;
 
-use innotune::db::optfile::{Groups, Options};
 use innotune::host::Host;
+use innotune::model::optfile::{Groups, Options};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::path::Path;

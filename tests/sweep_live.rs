@@ -1423,7 +1423,12 @@ fn execute_runs_as_a_library_with_progress_callbacks() {
     // A guard that already holds a change: refused, nothing run.
     let mine = lab.dir.join("held");
     std::fs::create_dir(&mine).unwrap();
-    guard.track_created(&mine).unwrap();
+    guard
+        .apply(
+            &innotune::host::Host::live(),
+            Box::new(innotune::change::CreatedDir::adopt(&mine)),
+        )
+        .unwrap();
     let e = sweep::execute(&host, &guard, SweepOptions::new(&lab.mnt)).unwrap_err();
     assert!(e.to_string().contains("journal with no changes"), "{e}");
     drop(guard);

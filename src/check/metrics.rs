@@ -7,11 +7,13 @@
 //! `checksum --record` result and its age per path, and an unfinished
 //! journal (a run that was killed and left host settings changed).
 
-use super::report::CheckReport;
+use super::facts::Facts;
+use super::rules::Advice;
 use crate::export::prometheus::Metric;
-use crate::host::Host;
 
-pub fn metrics(r: &CheckReport, _host: &Host) -> Vec<Metric> {
+/// The metrics of one check: whether it reached a server, the facts it
+/// read and the advice it gave (a `CheckReport`'s parts).
+pub fn metrics(server_reached: bool, facts: &Facts, findings: &[Advice]) -> Vec<Metric> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |t| t.as_secs_f64());
@@ -28,7 +30,7 @@ pub fn metrics(r: &CheckReport, _host: &Host) -> Vec<Metric> {
             "innotune_check_server_reached",
             "1 when check reached a MySQL/MariaDB server and ran the server rules.",
         )
-        .with(&[], f64::from(u8::from(r.server.reached))),
+        .with(&[], f64::from(u8::from(server_reached))),
     );
 
     let mut active = Metric::gauge(
@@ -47,7 +49,7 @@ pub fn metrics(r: &CheckReport, _host: &Host) -> Vec<Metric> {
         "innotune_block_scheduler_drift",
         "1 when a boot rule names a scheduler other than the active one (changed since boot, or the rule no longer applies).",
     );
-    for d in r.facts.devices.iter().filter(|d| d.is_scheduled_disk()) {
+    for d in facts.devices.iter().filter(|d| d.is_scheduled_disk()) {
         let cur = d.scheduler.as_deref().unwrap_or_default();
         for s in &d.schedulers_available {
             active.sample(
@@ -58,8 +60,7 @@ pub fn metrics(r: &CheckReport, _host: &Host) -> Vec<Metric> {
         if let Some(rot) = d.rotational {
             rotational.sample(&[("device", &d.name)], f64::from(u8::from(rot)));
         }
-        let rules: Vec<_> = r
-            .facts
+        let rules: Vec<_> = facts
             .scheduler_rules
             .iter()
             .filter(|x| x.devices.contains(&d.name))
@@ -81,7 +82,7 @@ pub fn metrics(r: &CheckReport, _host: &Host) -> Vec<Metric> {
         "innotune_findings",
         "Number of findings of innotune check, by severity.",
     );
-    for a in &r.findings {
+    for a in findings {
         let f = &a.finding;
         let layer = serde_json::to_value(f.layer)
             .ok()
@@ -103,8 +104,7 @@ pub fn metrics(r: &CheckReport, _host: &Host) -> Vec<Metric> {
         crate::finding::Severity::Warning,
         crate::finding::Severity::Critical,
     ] {
-        let n = r
-            .findings
+        let n = findings
             .iter()
             .filter(|a| a.finding.severity == sev)
             .count();

@@ -1,10 +1,27 @@
-//! Text rendering of `innotune restore`.
+//! `innotune restore`'s report as a document (text rendering).
 
 use super::restore::{Outcome, RestoreReport};
+use crate::error::exit;
 use crate::output::{table, Style};
 use std::io::{self, Write};
 
-pub(super) fn restore_text(r: &RestoreReport, out: &mut dyn Write, style: Style) -> io::Result<()> {
+impl crate::export::Report for RestoreReport {
+    const COMMAND: &'static str = "restore";
+    fn document(&self) -> crate::export::Document {
+        crate::export::Document::legacy(|out, style| restore_text(self, out, style))
+    }
+    /// 0: nothing pending, or everything put back (or listed, with
+    /// `--dry-run`); 2: something could not be restored (journal kept).
+    fn exit_code(&self) -> i32 {
+        if self.failed() > 0 {
+            exit::ERROR
+        } else {
+            exit::OK
+        }
+    }
+}
+
+fn restore_text(r: &RestoreReport, out: &mut dyn Write, style: Style) -> io::Result<()> {
     if !r.found {
         return writeln!(
             out,

@@ -2,7 +2,7 @@
 
 use super::{cli::RestoreArgs, journal_path, load, remove_journal, Entry, Owner};
 use crate::change::{Hook, HookRun, Priority};
-use crate::error::{exit, Fix};
+use crate::error::Fix;
 use crate::Ctx;
 use anyhow::Result;
 use serde::Serialize;
@@ -158,22 +158,6 @@ impl RestoreReport {
             .iter()
             .filter(|r| matches!(r.outcome, Outcome::Failed { .. }))
             .count()
-    }
-}
-
-impl crate::export::Report for RestoreReport {
-    const COMMAND: &'static str = "restore";
-    fn document(&self) -> crate::export::Document {
-        crate::export::Document::legacy(|out, style| super::render::restore_text(self, out, style))
-    }
-    /// 0: nothing pending, or everything put back (or listed, with
-    /// `--dry-run`); 2: something could not be restored (journal kept).
-    fn exit_code(&self) -> i32 {
-        if self.failed() > 0 {
-            exit::ERROR
-        } else {
-            exit::OK
-        }
     }
 }
 

@@ -3,7 +3,7 @@
 use super::prepare::{check_tables, cleanup, prepare};
 use super::rand::RandSpec;
 use super::result::{Interval, OltpResult, PrepareResult};
-use super::{cli, render, runner, IgnoreErrors, OltpOptions};
+use super::{cli, lines, runner, IgnoreErrors, OltpOptions};
 use crate::db::{Endpoint, ServerVersion};
 use crate::error::Fix;
 use crate::export::Stream;
@@ -157,12 +157,12 @@ pub fn execute(host: &Host, args: &cli::OltpArgs, stream: &Stream) -> Result<Olt
             for &t in &threads {
                 opts.threads = t;
                 if single && stream.is_enabled() {
-                    stream.line(render::header(&opts.effective()));
+                    stream.line(lines::header(&opts.effective()));
                 }
                 let pct = opts.percentile;
                 let mut on_iv = |iv: &Interval| {
                     if single {
-                        stream.line(render::interval_line(iv, pct));
+                        stream.line(lines::interval_line(iv, pct));
                     }
                 };
                 if !single {
