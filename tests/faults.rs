@@ -332,3 +332,84 @@ fn apply_killed_after_every_durable_step_is_restored_on_a_loop_device_and_a_sand
     );
     assert_every_kind_of_step(&steps);
 }
+
+/// Real InnoDB tablespaces (the shared fixtures).
+const TABLESPACES: &str = "/work/shared/fixtures/mysql-tablespaces";
+
+/// A small ext4 (64 MiB) on a loop device backed by RAM, mounted.
+fn small_lab(tag: &str, size: u64) -> Lab {
+    Lab::new(LabOpts {
+        tag,
+        base: RAM,
+        size,
+        ..LabOpts::default()
+    })
+}
+
+/// No temporary file of an interrupted durable write under `dir`.
+fn no_temporaries(dir: &Path) {
+    let left: Vec<PathBuf> = support::tree(dir)
+        .into_keys()
+        .filter(|p| p.to_string_lossy().ends_with(".innotune-tmp"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "temporary files left in {}: {left:?}",
+        dir.display()
+    );
+}
+
+/// `checksum --record` with the state directory on a filesystem that
+/// filled since the last record: the verification result is still
+/// reported in full (it is what the command is for), the failure to
+/// record is one error line naming the full filesystem, exit 2; the last
+/// record is kept whole, byte for byte (old, never half-written), and a
+/// path never recorded gets no record.
+#[test]
+fn checksum_record_on_a_full_filesystem_reports_the_result_and_keeps_the_old_record() {
+    if !support::live() {
+        return;
+    }
+    let lab = small_lab("faults-record", 64 << 20);
+    let state = lab.mnt.join("state");
+    let ibd = Path::new(TABLESPACES).join("t_10k_rows.ibd");
+    let other = Path::new(TABLESPACES).join("t_empty.ibd");
+    let first = support::innotune_in(&state)
+        .args(["checksum", "--record"])
+        .arg(&ibd)
+        .output()
+        .unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let records = state.join("checksum");
+    let before = support::tree(&records);
+    assert_eq!(before.len(), 1, "{before:?}");
+
+    support::fill(&lab.mnt, "filler");
+    for (path, recorded) in [(&ibd, true), (&other, false)] {
+        let out = support::innotune_in(&state)
+            .args(["checksum", "--record", "--format", "json"])
+            .arg(path)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", path.display());
+        // The result, whole.
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("no report ({e}): {}\n{err}", text(&out.stdout)));
+        let f = &v["result"]["files"][0];
+        assert_eq!(f["path"], path.to_str().unwrap(), "{v:#}");
+        assert!(f["pages_checked"].as_u64().unwrap() > 0, "{v:#}");
+        // One error line, naming what is full and that the old record stays.
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        assert!(lines[0].starts_with("innotune: error: "), "{err}");
+        assert!(lines[0].contains("no space left"), "{err}");
+        assert!(lines[0].contains(records.to_str().unwrap()), "{err}");
+        assert!(!lines[0].contains(".innotune-tmp"), "{err}");
+        if recorded {
+            assert!(lines[0].contains("the last record is kept"), "{err}");
+        }
+        assert_eq!(support::tree(&records), before, "the record changed");
+        no_temporaries(&records);
+    }
+}
