@@ -23,6 +23,7 @@ use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::Start as _;
 use support::{Lab, LabOpts, TestServer, RAM};
 
 /// The journal's test hook (src/journal/fault.rs).
@@ -412,4 +413,301 @@ fn checksum_record_on_a_full_filesystem_reports_the_result_and_keeps_the_old_rec
         assert_eq!(support::tree(&records), before, "the record changed");
         no_temporaries(&records);
     }
+}
+
+/// One at a time: the tests that start servers or load the machine (a
+/// tune's budget and a sweep's trials are shared with whatever else runs).
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The lines of `err` that are innotune's errors.
+fn error_lines(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|l| l.starts_with("innotune: error: "))
+        .collect()
+}
+
+/// `innotune sandbox start --dir DIR` (its own state directory); the
+/// server's pid from the sandbox's manifest.
+fn cli_sandbox(state: &Path, dir: &Path) -> u32 {
+    let out = support::innotune_in(state)
+        .args(["sandbox", "start", "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("innotune-sandbox.json")).unwrap())
+            .unwrap();
+    m["pid"].as_u64().unwrap() as u32
+}
+
+fn sigkill(pid: u32) {
+    // SAFETY: a server process this test started (through innotune).
+    assert_eq!(
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) },
+        0,
+        "kill {pid}"
+    );
+}
+
+/// `innotune oltp … run` against a sandbox whose server is SIGKILLed
+/// mid-run: the report keeps the run's figures until then (JSON: the run
+/// with its `error`), then one error line names the server, its pid and
+/// that it died; exit 2. `sandbox stop` then leaves neither the
+/// directory nor a process.
+#[test]
+fn oltp_run_whose_server_is_killed_names_it_and_keeps_the_partial_run() {
+    if !support::live() {
+        return;
+    }
+    let _one = heavy();
+    let state = tempfile::tempdir().unwrap();
+    // Short: a socket path has room for ~100 bytes.
+    let parent = tempfile::Builder::new()
+        .prefix("itfk")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let dir = parent.path().join("sb");
+    let pid = cli_sandbox(state.path(), &dir);
+    let sock = dir.join("mysql.sock");
+    let conn = [
+        "--socket",
+        sock.to_str().unwrap(),
+        "--user",
+        "root",
+        "--no-defaults",
+    ];
+    let table = ["--tables", "1", "--table-size", "2000"];
+    let prep = support::innotune_in(state.path())
+        .args(["oltp", "oltp_read_write", "prepare"])
+        .args(conn)
+        .args(table)
+        .output()
+        .unwrap();
+    assert_eq!(prep.status.code(), Some(0), "{}", text(&prep.stderr));
+    let out_json = parent.path().join("run.json");
+    let child = support::innotune_sys()
+        .env("INNOTUNE_STATE_DIR", state.path())
+        .args(["oltp", "oltp_read_write", "run", "--format", "json"])
+        .args(conn)
+        .args(table)
+        .args(["--threads", "2", "--time", "300", "--report-interval", "1"])
+        .arg("--output")
+        .arg(&out_json)
+        .stderr(std::process::Stdio::piped())
+        .start();
+    // Under way: the server has committed the run's transactions.
+    let spec = innotune::db::ConnSpec::socket(&sock, "root");
+    let commits = || -> u64 {
+        use mysql::prelude::Queryable;
+        let mut c = spec.connect().unwrap();
+        let r: Option<(String, u64)> = c
+            .query_first("SHOW GLOBAL STATUS LIKE 'Com_commit'")
+            .unwrap();
+        r.unwrap().1
+    };
+    let at_start = commits();
+    support::wait_for("the run's first 200 commits", support::WAIT, || {
+        commits() > at_start + 200
+    });
+    sigkill(pid);
+    let out = child.output_within(support::WAIT);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let errors = error_lines(&err);
+    assert_eq!(errors.len(), 1, "{err}");
+    let want = format!(
+        "innotune: error: the server at socket {} as root (pid {pid}) died during the run: ",
+        sock.display()
+    );
+    assert!(errors[0].starts_with(&want), "{err}");
+    // The partial run, in the report written before the error.
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
+    let runs = v["result"]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{v:#}");
+    let r = &runs[0];
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("(pid {pid}) died")),
+        "{r:#}"
+    );
+    assert!(r["transactions"].as_u64().unwrap() >= 100, "{r:#}");
+    assert!(!r["intervals"].as_array().unwrap().is_empty(), "{r:#}");
+    let secs = r["total_time_s"].as_f64().unwrap();
+    assert!(secs > 0.0 && secs < 300.0, "{r:#}");
+
+    let stop = support::innotune_in(state.path())
+        .args(["sandbox", "stop", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(stop.status.code(), Some(0), "{}", text(&stop.stderr));
+    assert!(!dir.exists(), "the sandbox directory is left");
+    assert!(support::servers_under(&dir).is_empty());
+}
+
+/// The labs for sweeps with an OLTP workload: the server's datadir is in
+/// the sweep's work directory on the lab.
+fn oltp_lab(tag: &str, size: u64) -> Lab {
+    Lab::new(LabOpts {
+        tag,
+        base: RAM,
+        size,
+        ..LabOpts::default()
+    })
+}
+
+/// Everything a sweep or tune switched or started on `lab` is back or
+/// gone: the loop device's scheduler is `sched` again, no work directory
+/// or server is left, and no journal.
+fn assert_lab_restored(lab: &Lab, sched: &str, state: &Path) {
+    assert_eq!(lab.scheduler(), sched, "the loop device's scheduler");
+    assert!(
+        support::servers_under(&lab.mnt).is_empty(),
+        "a server was left running"
+    );
+    let left: Vec<String> = std::fs::read_dir(&lab.mnt)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".innotune"))
+        .collect();
+    assert!(left.is_empty(), "work directories left: {left:?}");
+    assert!(!state.join("journal.json").exists(), "journal left behind");
+    no_temporaries(state);
+}
+
+/// A sweep with an OLTP workload whose server is SIGKILLed mid-trial
+/// (issue 39's "mid-search": tune's scheduler search is this sweep): one
+/// error line naming the OLTP server, its pid and the signal, exit 2; the
+/// scheduler is back, the work directory (the server's datadir) gone, no
+/// process left, no journal. (A sweep keeps no partial results on any
+/// early end, as on Ctrl-C: its verdicts need every round.)
+#[test]
+fn sweep_whose_oltp_server_is_killed_names_it_and_restores_everything() {
+    if !support::live() {
+        return;
+    }
+    let _one = heavy();
+    let lab = oltp_lab("faults-sweepkill", 1 << 30);
+    let state = tempfile::tempdir().unwrap();
+    let child = support::innotune_sys()
+        .env("INNOTUNE_STATE_DIR", state.path())
+        .arg("sweep")
+        .arg(&lab.mnt)
+        // Neither is the loop device's scheduler (none): the first trial
+        // switches it, after the server is loaded.
+        .args(["--schedulers", "kyber,bfq", "--workload", "oltp_read_write"])
+        .args(["--trial", "60s", "--warmup", "0", "--oltp-tables", "1"])
+        .args(["--oltp-table-size", "2000", "--oltp-threads", "2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .start();
+    support::wait_for("the sweep's first switch", support::WAIT, || {
+        matches!(lab.scheduler().as_str(), "kyber" | "bfq")
+    });
+    let servers = support::servers_under(&lab.mnt);
+    assert_eq!(servers.len(), 1, "{servers:?}");
+    sigkill(servers[0]);
+    let out = child.output_within(support::WAIT);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let errors = error_lines(&err);
+    assert_eq!(errors.len(), 1, "{err}");
+    let want = format!(
+        "the OLTP server (pid {}) died during the run: killed by SIGKILL",
+        servers[0]
+    );
+    assert!(errors[0].contains(&want), "{err}");
+    assert!(out.stdout.is_empty(), "no report: {}", text(&out.stdout));
+    assert_lab_restored(&lab, "none", state.path());
+}
+
+/// `innotune tune --quick` whose "before" sandbox is SIGKILLed during the
+/// second before/after pair: the OLTP phase fails naming the before
+/// server, its pid and the signal (a warning line, and the phase's note);
+/// the run goes on and writes its report with what was measured (probe,
+/// check, the sweep, the first pair); everything is put back.
+#[test]
+fn tune_whose_sandbox_is_killed_keeps_the_pairs_measured_and_names_it() {
+    if !support::live() {
+        return;
+    }
+    let _one = heavy();
+    let lab = Lab::new(LabOpts {
+        tag: "faults-tunekill",
+        base: RAM,
+        size: 2 << 30,
+        scheduler: "kyber",
+        ..LabOpts::default()
+    });
+    let state = tempfile::tempdir().unwrap();
+    let out_dir = lab.dir.join("report");
+    let mut child = support::innotune_sys()
+        .env("INNOTUNE_STATE_DIR", state.path())
+        .args(["tune", "--quick"])
+        .arg(&lab.mnt)
+        .arg("--out")
+        .arg(&out_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .start();
+    let lines = child.stderr_lines();
+    let mut err = String::new();
+    let mut killed = None;
+    while let Some(l) = lines.next_within(support::WAIT) {
+        err.push_str(&l);
+        err.push('\n');
+        if killed.is_none() && l.contains("before and after · pair 2/") {
+            let before: Vec<u32> = support::servers_under(&lab.mnt)
+                .into_iter()
+                .filter(|p| {
+                    let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                    text(&cmd).contains("/b/my.cnf")
+                })
+                .collect();
+            assert_eq!(before.len(), 1, "{before:?}");
+            sigkill(before[0]);
+            killed = Some(before[0]);
+        }
+    }
+    let pid = killed.unwrap_or_else(|| panic!("tune never reached pair 2: {err}"));
+    let out = child.output_within(support::WAIT);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let note = format!("the before server (pid {pid}) died during the run: killed by SIGKILL");
+    let warned: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("innotune: warning: tune: the oltp phase failed: "))
+        .collect();
+    assert_eq!(warned.len(), 1, "{err}");
+    assert!(warned[0].contains(&note), "{err}");
+    let tune: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("tune.json")).unwrap()).unwrap();
+    let r = &tune["result"];
+    let phase = |name: &str| {
+        r["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} phase: {r:#}"))
+            .clone()
+    };
+    assert_eq!(phase("oltp")["status"], "failed", "{r:#}");
+    assert!(
+        phase("oltp")["note"].as_str().unwrap().contains(&note),
+        "{r:#}"
+    );
+    assert_eq!(phase("sweep")["status"], "done", "{r:#}");
+    let pairs = r["oltp"]["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 1, "the first pair is kept: {:#}", r["oltp"]);
+    assert!(pairs[0]["before"]["tps_per_s"].as_f64().unwrap() > 0.0);
+    assert!(out_dir.join("sweep.json").exists());
+    assert_lab_restored(&lab, "kyber", state.path());
 }

@@ -422,9 +422,14 @@ impl Inner {
 
     fn persist(&self) -> Result<()> {
         persist(&self.path, &self.file).map_err(|e| {
+            let how = if crate::durable::no_space(&e) {
+                "free space on the state directory's filesystem (or set INNOTUNE_STATE_DIR to a directory on another)"
+            } else {
+                "make the state directory writable (or set INNOTUNE_STATE_DIR)"
+            };
             Fix::new(
                 format!("cannot write journal {}: {e}", self.path.display()),
-                "make the state directory writable (or set INNOTUNE_STATE_DIR); nothing was changed",
+                format!("{how}; nothing this run changed is left changed"),
             )
         })?;
         fault::step("journal written");
