@@ -711,3 +711,243 @@ fn tune_whose_sandbox_is_killed_keeps_the_pairs_measured_and_names_it() {
     assert!(out_dir.join("sweep.json").exists());
     assert_lab_restored(&lab, "kyber", state.path());
 }
+
+/// A sweep whose OLTP workload (oltp_insert) fills the filesystem it runs
+/// on, which also holds the state directory (the journal): the test fills
+/// the rest once trials run, the server's inserts then fail. One error
+/// line saying the server's table is full and where to free space, exit
+/// 2; the scheduler is back, the work directory (with the server's
+/// datadir) gone, no server left, the journal gone, no temporary file.
+/// Then, on the filesystem full from the start, the sweep cannot journal
+/// its first change: one error line naming the journal and the lack of
+/// space, and nothing was changed.
+#[test]
+fn sweep_that_fills_its_filesystem_stops_in_one_line_and_restores_everything() {
+    if !support::live() {
+        return;
+    }
+    let _one = heavy();
+    let lab = oltp_lab("faults-sweepfull", 512 << 20);
+    let state = lab.mnt.join("state");
+    let child = support::innotune_sys()
+        .env("INNOTUNE_STATE_DIR", &state)
+        .arg("sweep")
+        .arg(&lab.mnt)
+        .args(["--schedulers", "kyber,bfq", "--workload", "oltp_insert"])
+        .args(["--trial", "60s", "--warmup", "0", "--oltp-tables", "1"])
+        .args(["--oltp-table-size", "1000", "--oltp-threads", "2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .start();
+    support::wait_for("the sweep's first switch", support::WAIT, || {
+        matches!(lab.scheduler().as_str(), "kyber" | "bfq")
+    });
+    support::fill(&lab.mnt, "filler");
+    let out = child.output_within(support::WAIT);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let errors = error_lines(&err);
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(errors[0].contains("oltp_insert under "), "{err}");
+    assert!(errors[0].contains("error 1114"), "{err}");
+    assert!(errors[0].contains("is full"), "{err}");
+    assert!(errors[0].contains("free space on the filesystem"), "{err}");
+    assert_lab_restored(&lab, "none", &state);
+    state_is_whole(&state, 0);
+
+    // Full from the start (the sandbox's space is free again: fill it).
+    support::fill(&lab.mnt, "filler2");
+    let out = support::innotune_in(&state)
+        .arg("sweep")
+        .arg(&lab.mnt)
+        .args(["--schedulers", "kyber,bfq", "--workload", "oltp_insert"])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let errors = error_lines(&err);
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains(&format!(
+            "cannot write journal {}",
+            state.join("journal.json").display()
+        )),
+        "{err}"
+    );
+    assert!(errors[0].contains("No space left on device"), "{err}");
+    assert!(
+        errors[0].contains("free space on the state directory's filesystem"),
+        "{err}"
+    );
+    assert_lab_restored(&lab, "none", &state);
+}
+
+fn bench_json(dir: &Path, job: &Path, output: &Path) -> Output {
+    support::innotune()
+        .args(["bench", "--format", "json", "--job-file"])
+        .arg(job)
+        .arg("--directory")
+        .arg(dir)
+        .arg("--output")
+        .arg(output)
+        .output()
+        .unwrap()
+}
+
+/// The manifest of a bench directory, parsed: it must be whole JSON.
+fn manifest(dir: &Path) -> Value {
+    let p = dir.join(".innotune-bench");
+    let s = std::fs::read_to_string(&p).unwrap();
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("{} is not whole ({e}): {s}", p.display()))
+}
+
+/// `bench` on a filesystem that fills: (1) a run whose `--output` is on
+/// the filesystem, full by the time the report is written: one error line
+/// naming the output and the lack of space, exit 2, and the previous
+/// report left byte for byte (never half a new one); (2) a job file whose
+/// first job's files fill the filesystem so that the second's do not fit:
+/// one error line, exit 2, the first job's file laid out and recorded, no
+/// file of the second, the manifest whole, no temporary file anywhere.
+#[test]
+fn bench_on_a_filesystem_that_fills_keeps_its_output_and_manifest_whole() {
+    if !support::live() {
+        return;
+    }
+    let lab = small_lab("faults-benchfull", 96 << 20);
+    let dir = lab.mnt.join("b");
+    std::fs::create_dir(&dir).unwrap();
+    let job = |name: &str, jobs: &[&str]| {
+        let p = lab.dir.join(name);
+        let mut t = String::from(
+            "[global]\ndirect = 1\nsize = \"30m\"\nbs = \"16k\"\nruntime = \"1s\"\nrw = \"randwrite\"\n",
+        );
+        for j in jobs {
+            t.push_str(&format!("\n[[job]]\nname = \"{j}\"\n"));
+        }
+        std::fs::write(&p, t).unwrap();
+        p
+    };
+    let one = job("one.toml", &["a"]);
+    let output = lab.mnt.join("bench.json");
+    let first = bench_json(&dir, &one, &output);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let report = std::fs::read(&output).unwrap();
+    let files = manifest(&dir);
+
+    // (1) Full by the time the report is written (the run reuses its file).
+    let filler = support::fill(&lab.mnt, "filler");
+    let out = bench_json(&dir, &one, &output);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let errors = error_lines(&err);
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains(&format!(
+            "no space left to write --output {}",
+            output.display()
+        )),
+        "{err}"
+    );
+    assert!(errors[0].contains("left as it was"), "{err}");
+    assert_eq!(
+        std::fs::read(&output).unwrap(),
+        report,
+        "the report changed"
+    );
+    assert_eq!(manifest(&dir), files);
+    no_temporaries(&lab.mnt);
+
+    // (2) The first job's layout fills what is left; the second's does not fit.
+    std::fs::remove_file(&filler).unwrap();
+    let two = job("two.toml", &["c", "d"]);
+    let out = bench_json(&dir, &two, &lab.dir.join("two.json"));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let errors = error_lines(&err);
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(errors[0].contains("not enough space in"), "{err}");
+    let m = manifest(&dir);
+    let listed: Vec<&String> = m["files"].as_object().unwrap().keys().collect();
+    assert_eq!(listed, ["innotune-a.0", "innotune-c.0"], "{m:#}");
+    assert_eq!(
+        std::fs::metadata(dir.join("innotune-c.0")).unwrap().len(),
+        30 << 20
+    );
+    assert!(
+        !dir.join("innotune-d.0").exists(),
+        "a partial file of job d"
+    );
+    no_temporaries(&lab.mnt);
+}
+
+/// `tune --quick` on a filesystem with room for its sweep but not for its
+/// two OLTP sandboxes: the OLTP phase fails in one warning line that
+/// names the lack of space; the report (outside the filesystem) keeps
+/// probe, check and the sweep; everything is put back, no server left.
+#[test]
+fn tune_on_a_filesystem_too_small_for_its_sandboxes_keeps_the_rest() {
+    if !support::live() {
+        return;
+    }
+    let _one = heavy();
+    let lab = Lab::new(LabOpts {
+        tag: "faults-tunefull",
+        base: RAM,
+        size: 512 << 20,
+        scheduler: "kyber",
+        ..LabOpts::default()
+    });
+    // Room for the sweep's files (a quick tune lays out 64 MiB per
+    // workload, one to three of them), not for two servers (each takes
+    // about 130 MiB: redo log, system tablespace, tables).
+    let st = rustix::fs::statvfs(&lab.mnt).unwrap();
+    let free = st.f_bavail * st.f_frsize;
+    let keep = 220u64 << 20;
+    let f = std::fs::File::create(lab.mnt.join("filler")).unwrap();
+    rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, free - keep).unwrap();
+    f.sync_all().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let out_dir = lab.dir.join("report");
+    let out = support::innotune_in(state.path())
+        .args(["tune", "--quick"])
+        .arg(&lab.mnt)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(error_lines(&err).is_empty(), "{err}");
+    let warned: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("innotune: warning: tune: the oltp phase failed: "))
+        .collect();
+    assert_eq!(warned.len(), 1, "{err}");
+    assert!(warned[0].contains("free space"), "{err}");
+    let tune: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("tune.json")).unwrap()).unwrap();
+    let r = &tune["result"];
+    let status = |name: &str| {
+        r["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .map(|p| p["status"].clone())
+    };
+    assert_eq!(status("oltp"), Some("failed".into()), "{r:#}");
+    for p in ["probe", "check", "sweep", "report"] {
+        assert_eq!(status(p), Some("done".into()), "{p}: {r:#}");
+    }
+    for f in [
+        "probe.json",
+        "check.json",
+        "sweep.json",
+        "summary.md",
+        "report.html",
+    ] {
+        assert!(out_dir.join(f).exists(), "{f} not written");
+    }
+    assert_lab_restored(&lab, "kyber", state.path());
+    no_temporaries(&lab.mnt);
+}
