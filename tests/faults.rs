@@ -1042,7 +1042,7 @@ fn trace_buffer_overrun_is_counted_warned_and_reported() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|w| w.as_str().unwrap().contains(&said)),
+            .any(|w| w.as_str().unwrap().contains(&format!("dropped {lost} events"))),
         "{v:#}"
     );
 

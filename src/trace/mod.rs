@@ -241,7 +241,7 @@ fn build(a: Analysis, lines: Lines, source: Source, iostat: Vec<iostat::Iostat>)
     }
     if lines.lost_events > 0 {
         notes.push(format!(
-            "the kernel lost {} events (buffer full): some bios have no completion and are missing from the figures",
+            "the kernel dropped {} events (buffer full): some bios have no completion and are missing from the figures",
             lines.lost_events
         ));
     }
