@@ -1038,11 +1038,10 @@ fn trace_buffer_overrun_is_counted_warned_and_reported() {
         "{v:#}"
     );
     assert!(
-        v["result"]["notes"]
-            .as_array()
+        v["result"]["notes"].as_array().unwrap().iter().any(|w| w
+            .as_str()
             .unwrap()
-            .iter()
-            .any(|w| w.as_str().unwrap().contains(&format!("dropped {lost} events"))),
+            .contains(&format!("dropped {lost} events"))),
         "{v:#}"
     );
 
