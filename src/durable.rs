@@ -166,7 +166,9 @@ pub fn write(path: &Path, bytes: &[u8], opts: &Options) -> Result<(), Error> {
         tmp.as_file()
             .set_permissions(Permissions::from_mode(opts.mode))?;
     }
-    tmp.write_all(bytes)?;
+    // Through the File itself: its errors keep their errno (a full
+    // filesystem is told apart, [`no_space`]) and name no temporary path.
+    tmp.as_file_mut().write_all(bytes)?;
     tmp.as_file().sync_all()?;
     persist(tmp, path, &dir, opts)
 }
@@ -199,6 +201,32 @@ fn persist<F>(
 fn sync_dir(dir: &Path) -> Result<(), Error> {
     File::open(dir)?.sync_all()?;
     Ok(())
+}
+
+/// Did `e` (or an error it wraps: a temporary file's path error) fail
+/// for want of space (ENOSPC, or a quota: EDQUOT)? What was there is
+/// then untouched: the write never got to its rename.
+pub fn no_space(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<io::Error>() {
+            if matches!(io.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT)) {
+                return true;
+            }
+            if let Some(inner) = io.get_ref() {
+                if no_space(inner) {
+                    return true;
+                }
+            }
+        }
+        if let Some(Error::Io(io)) = err.downcast_ref::<Error>() {
+            if no_space(io) {
+                return true;
+            }
+        }
+        cur = err.source();
+    }
+    false
 }
 
 /// Remove the file at `path` (nothing there is fine) and fsync its
@@ -284,5 +312,17 @@ mod tests {
         symlink(&p, Path::new("/b"), &Options::host_file(0o644)).unwrap();
         assert_eq!(std::fs::read_link(&p).unwrap(), Path::new("/b"));
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_full_filesystem_is_told_apart_through_wrapping() {
+        let full = || io::Error::from_raw_os_error(libc::ENOSPC);
+        assert!(no_space(&full()));
+        assert!(no_space(&Error::Io(full())));
+        assert!(no_space(&io::Error::other(full())));
+        assert!(no_space(&io::Error::from_raw_os_error(libc::EDQUOT)));
+        assert!(!no_space(&io::Error::from_raw_os_error(libc::EACCES)));
+        let any: anyhow::Error = Error::Io(full()).into();
+        assert!(no_space(any.as_ref()));
     }
 }

@@ -260,6 +260,7 @@ pub fn execute(host: &Host, args: &cli::ApplyArgs) -> Result<ApplyReport> {
     let mut all = old;
     all.extend(guard.entries());
     applied::save(&ap, all, &command)?;
+    crate::journal::fault::step("applied journal written");
     guard.release()?;
     drop(guard);
     if host.is_live() {

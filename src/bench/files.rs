@@ -194,6 +194,10 @@ pub fn prepare(
     // First pass: refuse anything not provably ours, decide what to write.
     let mut todo: Vec<(String, bool)> = Vec::new();
     let mut identity = Vec::with_capacity(names.len());
+    // A reused file whose entry changes (a 0.2 entry upgraded) needs the
+    // manifest written again; one recorded as it is does not (a run that
+    // only reuses its files writes nothing: it runs on a full filesystem).
+    let mut rerecorded = false;
     for n in &names {
         let p = d.join(n);
         if d.lstat(n)?.is_none() {
@@ -220,7 +224,9 @@ pub fn prepare(
             st.st_size as u64 == size && st.st_blocks as u64 * 512 >= size && entry.size() == size;
         if valid {
             // Re-recorded with its identity (upgrades a 0.2 manifest's entry).
-            man.files.insert(n.clone(), manifest::entry_for(size, &st));
+            let now = manifest::entry_for(size, &st);
+            rerecorded |= now != entry;
+            man.files.insert(n.clone(), now);
             identity.push((n.clone(), Identity::of(&st)));
         } else {
             todo.push((n.clone(), true));
@@ -264,7 +270,7 @@ pub fn prepare(
             }
             identity.push((n.clone(), Identity::of(&st)));
         }
-    } else if distrust.is_none() {
+    } else if distrust.is_none() && rerecorded {
         // Reused files only: record identities a 0.2 manifest lacked.
         d.save(&man)?;
     }

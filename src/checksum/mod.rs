@@ -31,10 +31,13 @@ use std::time::Instant;
 
 pub fn run(args: cli::ChecksumArgs, ctx: &Ctx) -> Result<i32> {
     let report = check(&args, &ctx.host)?;
+    // The result first: a record that cannot be written (a full state
+    // directory) is an error of its own, never the loss of the result.
+    let code = ctx.emit(&report)?;
     if args.record {
         record::save(&args.paths, &report)?;
     }
-    ctx.emit(&report)
+    Ok(code)
 }
 
 /// A file that passed the checks before the scan.

@@ -93,7 +93,27 @@ pub fn save(paths: &[PathBuf], report: &ChecksumReport) -> Result<()> {
         let target = file_for(&path);
         let text = serde_json::to_string_pretty(&rec)?;
         crate::durable::write(&target, text.as_bytes(), &crate::durable::Options::PRIVATE)
-            .map_err(|e| fail(e.into()))?;
+            .map_err(|e| {
+                if crate::durable::no_space(&e) {
+                    // The write never reached its rename: the last record
+                    // (if any) is as it was.
+                    let kept = if target.exists() {
+                        "the last record is kept"
+                    } else {
+                        "nothing was recorded for it"
+                    };
+                    Fix::new(
+                        format!(
+                            "no space left in {} to record the result of {path} ({kept})",
+                            d.display()
+                        ),
+                        "free space on that filesystem (or set INNOTUNE_STATE_DIR to a directory on another) and run again, or leave out --record",
+                    )
+                    .into()
+                } else {
+                    fail(e.into())
+                }
+            })?;
     }
     Ok(())
 }

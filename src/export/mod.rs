@@ -212,6 +212,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
             "remove it, or write the report somewhere else",
         )
         .into(),
+        crate::durable::Error::Io(e) if crate::durable::no_space(&e) => Fix::new(
+            format!(
+                "no space left to write {} ({e}); what was there is left as it was",
+                path.display()
+            ),
+            "free space on its filesystem, or write the report to another",
+        )
+        .into(),
         crate::durable::Error::Io(e) => Fix::new(
             format!("cannot write {}: {e}", path.display()),
             "give a path in a directory you can write to",
@@ -263,6 +271,14 @@ fn write_output(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         crate::durable::Error::NotRegular { .. } => check_output(path)
             .err()
             .unwrap_or_else(|| anyhow::anyhow!("{e}")),
+        crate::durable::Error::Io(e) if crate::durable::no_space(&e) => Fix::new(
+            format!(
+                "no space left to write --output {} ({e}); what was there is left as it was",
+                path.display()
+            ),
+            "free space on its filesystem, or give --output a path on another",
+        )
+        .into(),
         crate::durable::Error::Io(e) => Fix::new(
             format!("cannot write --output {}: {e}", path.display()),
             "give a path in a directory you can write to",

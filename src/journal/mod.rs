@@ -31,6 +31,7 @@
 //! ([`redact`]).
 
 pub mod cli;
+pub mod fault;
 mod render;
 pub mod restore;
 mod signals;
@@ -421,12 +422,18 @@ impl Inner {
 
     fn persist(&self) -> Result<()> {
         persist(&self.path, &self.file).map_err(|e| {
+            let how = if crate::durable::no_space(&e) {
+                "free space on the state directory's filesystem (or set INNOTUNE_STATE_DIR to a directory on another)"
+            } else {
+                "make the state directory writable (or set INNOTUNE_STATE_DIR)"
+            };
             Fix::new(
                 format!("cannot write journal {}: {e}", self.path.display()),
-                "make the state directory writable (or set INNOTUNE_STATE_DIR); nothing was changed",
+                format!("{how}; nothing this run changed is left changed"),
             )
-            .into()
-        })
+        })?;
+        fault::step("journal written");
+        Ok(())
     }
 
     fn check_open(&self) -> Result<()> {
@@ -462,6 +469,7 @@ impl Inner {
         change.capture(host)?;
         if let Some(id) = self.journaled_once(change.as_ref()) {
             change.apply(host)?;
+            fault::step("change made (journaled by an earlier entry)");
             return Ok(id);
         }
         let id = self.next_id();
@@ -471,6 +479,7 @@ impl Inner {
         });
         self.persist()?;
         let applied = change.apply(host);
+        fault::step("change made");
         if let Some(Entry::Change { change: c, .. }) =
             self.file.entries.iter_mut().find(|e| e.id() == id)
         {
@@ -660,8 +669,8 @@ impl Drop for Guard {
                 r.outcome
             ));
         }
-        if inner.file.entries.is_empty() {
-            let _ = remove_journal(&inner.path);
+        if inner.file.entries.is_empty() && remove_journal(&inner.path).is_ok() {
+            fault::step("journal removed");
         }
         // The flock goes with `inner` when the last reference drops.
     }

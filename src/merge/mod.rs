@@ -120,6 +120,13 @@ fn load(file: &Path) -> Result<(Value, Vec<Vec<u64>>)> {
     }
     let mut hists = Vec::new();
     for r in &runs {
+        if let Some(e) = r["error"].as_str() {
+            return Err(bad(
+                file,
+                format!("has a run that was cut short ({e})"),
+                "merge only runs that ran their course: run the clients again",
+            ));
+        }
         let h: HistogramJson = serde_json::from_value(r["histogram"].clone()).map_err(|_| {
             bad(
                 file,

@@ -30,6 +30,7 @@
 //! ```
 
 pub mod cli;
+pub mod died;
 pub mod hist;
 pub mod limits;
 mod lines;
@@ -46,12 +47,14 @@ pub mod workload;
 use crate::db::ConnSpec;
 use crate::Ctx;
 use anyhow::Result;
+pub use died::ServerProcess;
 pub use prepare::{check_tables, cleanup, ddl, prepare};
 use rand::RandSpec;
 pub use report::{execute, OltpReport};
 pub use result::{
     Fairness, Interval, Latency, OltpResult, PrepareResult, PreparedTable, QueryCounts,
 };
+pub use runner::RunFailed;
 use serde::Serialize;
 use std::time::Duration;
 pub use workload::{IgnoreErrors, Workload};
@@ -181,5 +184,11 @@ pub fn run_workload_with(
 /// `innotune oltp`: wire the command line to [`execute`] and the exporters.
 pub fn run(args: cli::OltpArgs, ctx: &Ctx) -> Result<i32> {
     let report = execute(&ctx.host, &args, &ctx.sink.stream())?;
-    ctx.emit(&report)
+    let code = ctx.emit(&report)?;
+    // A run cut short: its partial results are in the report, then the
+    // error that ended it is the command's (one line, exit 2).
+    match report.runs.iter().find_map(|r| r.error.clone()) {
+        Some(e) => Err(anyhow::anyhow!(e)),
+        None => Ok(code),
+    }
 }

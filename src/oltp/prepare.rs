@@ -19,6 +19,20 @@ use std::time::Instant;
 /// sysbench's BULK_PACKET_SIZE.
 const BULK_PACKET: usize = 512 * 1024;
 
+/// A load the server refused for want of space (ER_RECORD_FILE_FULL "The
+/// table is full", ER_DISK_FULL) says where the fix is; any other error
+/// is left as it is.
+fn disk_full(e: mysql::Error) -> anyhow::Error {
+    match &e {
+        mysql::Error::MySqlError(me) if me.code == 1114 || me.code == 1021 => Fix::new(
+            format!("{} (error {})", me.message, me.code),
+            "the server's disk is full: free space on the filesystem of its datadir, or load fewer rows",
+        )
+        .into(),
+        _ => e.into(),
+    }
+}
+
 fn create_table(
     conn: &mut mysql::Conn,
     o: &OltpOptions,
@@ -77,6 +91,7 @@ fn create_table(
         row.push_str("')");
         if pending > 0 && q.len() + 1 + row.len() > BULK_PACKET {
             conn.query_drop(&q)
+                .map_err(disk_full)
                 .with_context(|| format!("loading sbtest{n}"))?;
             inserts += 1;
             pending = 0;
@@ -92,11 +107,13 @@ fn create_table(
     }
     if pending > 0 {
         conn.query_drop(&q)
+            .map_err(disk_full)
             .with_context(|| format!("loading sbtest{n}"))?;
         inserts += 1;
     }
     if o.create_secondary {
         conn.query_drop(format!("CREATE INDEX k_{n} ON sbtest{n}(k)"))
+            .map_err(disk_full)
             .with_context(|| format!("creating index k_{n}"))?;
     }
     Ok(PreparedTable {

@@ -240,6 +240,17 @@ impl crate::export::Report for OltpReport {
                 doc.table(t);
             }
         }
+        for r in self.runs.iter().filter(|r| r.error.is_some()) {
+            doc.note(
+                Tone::Bad,
+                format!(
+                    "the run at {} thread(s) ended after {:.1} s, its figures are up to then: {}",
+                    r.threads,
+                    r.total_time_s,
+                    r.error.as_deref().unwrap_or_default()
+                ),
+            );
+        }
         doc
     }
 }

@@ -147,6 +147,9 @@ pub fn execute(host: &Host, args: &cli::OltpArgs, stream: &Stream) -> Result<Olt
             check_tables(&mut ctl, &spec, &opts)?;
             let most = threads.iter().copied().max().unwrap_or(1);
             super::limits::check_server(&mut ctl, &spec, &opts, most)?;
+            // The server's process, when it runs here: a run that fails
+            // because it died says so.
+            let server = super::died::ServerProcess::of_conn(&mut ctl, &spec);
             drop(ctl);
             if let Some(at) = args.start_at {
                 wait_until(at)?;
@@ -171,7 +174,29 @@ pub fn execute(host: &Host, args: &cli::OltpArgs, stream: &Stream) -> Result<Olt
                         eprintln!("innotune: {} with {t} threads…", opts.workload.name());
                     }
                 }
-                let mut r = runner::run(&spec, &opts.clone().effective(), &mut on_iv)?;
+                let run = runner::run(&spec, &opts.clone().effective(), &mut on_iv);
+                let who = format!("the server at {}", spec.describe());
+                let run = run.map_err(|e| match &server {
+                    Some(s) => s.explain(e, &who),
+                    None => e,
+                });
+                let mut r = match run {
+                    Ok(r) => r,
+                    // Cut short: keep what it measured (and the runs before
+                    // it); `run` reports the error after the results.
+                    Err(e) => match e.downcast::<runner::RunFailed>() {
+                        Ok(failed) => {
+                            let mut r = *failed.partial;
+                            if args.json_histogram {
+                                r.histogram =
+                                    Some(super::result::HistogramJson::from_counts(&r.hist_counts));
+                            }
+                            report.runs.push(r);
+                            break;
+                        }
+                        Err(e) => return Err(e),
+                    },
+                };
                 if args.json_histogram {
                     r.histogram = Some(super::result::HistogramJson::from_counts(&r.hist_counts));
                 }

@@ -165,6 +165,11 @@ pub struct OltpResult {
     /// be merged exactly (`innotune merge`), never by averaging percentiles.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub histogram: Option<HistogramJson>,
+    /// Why the run ended before its time or events (the server died, a
+    /// statement failed); the figures above are what it measured until
+    /// then. Absent for a run that ran its course.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// A latency histogram in JSON: the slot layout and the non-empty slots as

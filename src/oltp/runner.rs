@@ -21,6 +21,10 @@ struct Shared {
     min_ns: AtomicU64,
     max_ns: AtomicU64,
     started: AtomicU64,
+    /// When the latest event completed, ns after `base`: a run cut short
+    /// ends there (not after the failed reconnects that followed).
+    last_done_ns: AtomicU64,
+    base: Instant,
     stop: AtomicBool,
     running: AtomicUsize,
     fatal: Mutex<Option<anyhow::Error>>,
@@ -51,6 +55,33 @@ impl Shared {
         }
     }
 }
+
+/// A run cut short by an error (the server gone, a statement failed):
+/// what it had measured until then (`partial`, its `error` set) travels
+/// with the error, for a caller that keeps partial results (`innotune oltp
+/// run`); the others see only the error.
+#[derive(Debug)]
+pub struct RunFailed {
+    pub partial: Box<OltpResult>,
+    error: anyhow::Error,
+}
+
+impl RunFailed {
+    /// `error`, carrying `partial` (whose `error` is set to it).
+    pub fn wrap(mut partial: Box<OltpResult>, error: anyhow::Error) -> anyhow::Error {
+        partial.error = Some(crate::error::one_line(&error));
+        anyhow::Error::new(RunFailed { partial, error })
+    }
+}
+
+impl std::fmt::Display for RunFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The whole chain: this error has no source of its own.
+        write!(f, "{:#}", self.error)
+    }
+}
+
+impl std::error::Error for RunFailed {}
 
 struct ThreadStats {
     events: u64,
@@ -110,6 +141,8 @@ pub fn run(
         min_ns: AtomicU64::new(u64::MAX),
         max_ns: AtomicU64::new(0),
         started: AtomicU64::new(0),
+        last_done_ns: AtomicU64::new(0),
+        base: Instant::now(),
         stop: AtomicBool::new(false),
         running: AtomicUsize::new(threads as usize),
         fatal: Mutex::new(None),
@@ -206,6 +239,9 @@ pub fn run(
                     shared.min_ns.fetch_min(ns, Ordering::Relaxed);
                     shared.max_ns.fetch_max(ns, Ordering::Relaxed);
                     shared.counters.events.fetch_add(1, Ordering::Relaxed);
+                    shared
+                        .last_done_ns
+                        .fetch_max(shared.base.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     st.events += 1;
                     st.exec_secs += dt.as_secs_f64();
                 }
@@ -304,15 +340,18 @@ pub fn run(
             })
             .collect())
     })?;
-    let total = start.elapsed().as_secs_f64();
+    let mut total = start.elapsed().as_secs_f64();
     sample_into(&mut status_conn, &mut samples, total);
-    if let Some(e) = shared
+    let fatal = shared
         .fatal
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .take()
-    {
-        return Err(e);
+        .take();
+    if fatal.is_some() {
+        // Cut short: the figures cover the run until its last event.
+        let began = start.saturating_duration_since(shared.base);
+        let last = Duration::from_nanos(shared.last_done_ns.load(Ordering::Relaxed));
+        total = last.saturating_sub(began).as_secs_f64();
     }
 
     let c = &shared.counters;
@@ -337,7 +376,7 @@ pub fn run(
     let per = |x: u64| if total > 0.0 { x as f64 / total } else { 0.0 };
     let errors = c.errors.load(Ordering::Relaxed);
     let reconnects = c.reconnects.load(Ordering::Relaxed);
-    Ok(OltpResult {
+    let result = OltpResult {
         workload: opts.workload.name().to_string(),
         threads,
         started_at: humantime::format_rfc3339_millis(started_at).to_string(),
@@ -386,5 +425,10 @@ pub fn run(
         status_samples: samples,
         hist_counts: counts,
         histogram: None,
-    })
+        error: None,
+    };
+    match fatal {
+        Some(e) => Err(RunFailed::wrap(Box::new(result), e)),
+        None => Ok(result),
+    }
 }

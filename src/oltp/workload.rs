@@ -332,13 +332,27 @@ impl<'a> Session<'a> {
                     EventError::Retry
                 }
             }
-            Some(c) => EventError::Fatal(anyhow::anyhow!(
-                "mysql_stmt_execute() returned error {c} ({}) for query '{sql}'",
-                e.to_string()
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )),
+            Some(c) => {
+                // sysbench's words, which scripts match on.
+                let what = format!(
+                    "mysql_stmt_execute() returned error {c} ({}) for query '{sql}'",
+                    e.to_string()
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                );
+                // ER_RECORD_FILE_FULL ("The table is full"), ER_DISK_FULL:
+                // the server's filesystem is full; say where the fix is.
+                EventError::Fatal(if c == 1114 || c == 1021 {
+                    crate::error::Fix::new(
+                        what,
+                        "the server's disk is full: free space on the filesystem of its datadir, or load fewer rows",
+                    )
+                    .into()
+                } else {
+                    anyhow::anyhow!(what)
+                })
+            }
             None => EventError::Fatal(anyhow::anyhow!("query '{sql}': {e}")),
         }
     }

@@ -200,6 +200,8 @@ impl OltpPlan {
 /// cleanly; the journal entry then finds it gone.
 pub struct OltpServer {
     sb: Sandbox,
+    /// Its process, so a trial it dies in says so.
+    process: Option<oltp::ServerProcess>,
     /// The journal's handles for the server, undone once it is stopped.
     journaled: Vec<u64>,
     spec: ConnSpec,
@@ -227,12 +229,14 @@ impl OltpServer {
         )
         .context("starting the OLTP server")?;
         let spec = sb.conn_spec();
+        let process = oltp::ServerProcess::of_pid(sb.pid());
         setup.server_version = sb.version().raw;
         let prep = oltp::prepare(&spec, &opts, opts.threads).context("loading the OLTP tables")?;
         setup.prepare_s = prep.seconds;
         setup.dataset_bytes = dataset_bytes(&spec, &opts.db);
         Ok(OltpServer {
             sb,
+            process,
             journaled,
             spec,
             opts,
@@ -247,7 +251,10 @@ impl OltpServer {
             time: Some(window),
             ..self.opts.clone()
         };
-        oltp::run_workload(&self.spec, &o)
+        oltp::run_workload(&self.spec, &o).map_err(|e| match &self.process {
+            Some(p) => p.explain(e, "the OLTP server"),
+            None => e,
+        })
     }
 
     /// Shut the server down cleanly, remove its directory, and undo its

@@ -441,6 +441,7 @@ pub(crate) mod tests {
             status_samples: vec![],
             hist_counts: Vec::new(),
             histogram: None,
+            error: None,
         }
     }
 

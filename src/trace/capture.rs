@@ -101,18 +101,19 @@ pub struct Progress {
 }
 
 /// Capture from `targets` until `duration` passes (or forever) or `stop`
-/// is set. The instance is applied through `guard` and removed before
-/// returning (also on error).
+/// is set, with per-CPU buffers of `buffer_kb` KiB. The instance is
+/// applied through `guard` and removed before returning (also on error).
 pub fn capture(
     host: &Host,
     guard: &Guard,
     targets: &[Target],
     duration: Option<Duration>,
+    buffer_kb: u32,
     stop: &AtomicBool,
     progress: &dyn Fn(Progress),
 ) -> Result<Captured> {
     trace_instance::reset_release();
-    let inst = TraceInstance::new(&EVENTS, filter(targets), BUFFER_KB).with_clock(CLOCK);
+    let inst = TraceInstance::new(&EVENTS, filter(targets), buffer_kb).with_clock(CLOCK);
     let id = guard.apply(host, Box::new(inst)).map_err(|e| {
         anyhow::Error::from(Fix::new(
             format!("cannot set up a trace instance: {}", crate::error::one_line(&e)),
@@ -202,6 +203,13 @@ fn read_raw(
     if !trace_instance::release_requested() {
         // What the kernel had recorded by the end of the window.
         reader.drain(&mut cpus, &mut feeder)?;
+        // What it could not keep: a page's header flags a loss but may not
+        // say how many (then it counts 1); the per-CPU counters do.
+        let (overrun, dropped) = lost_by_cpu(&inst, &cpus);
+        let l = &mut feeder.lines;
+        l.overrun = overrun;
+        l.dropped = dropped;
+        l.lost_events = l.lost_events.max(overrun + dropped);
     }
     drop(cpus);
     let iostat = targets
@@ -217,6 +225,38 @@ fn read_raw(
         iostat,
         interrupted,
     })
+}
+
+/// Events the kernel lost on `cpus` of the instance at `inst`: the sums of
+/// `overrun` (overwritten before they were read) and `dropped events`
+/// (refused while the buffer was full) of `per_cpu/cpuN/stats`. A CPU
+/// whose counters cannot be read counts 0 (the pages' headers still flag
+/// its losses).
+fn lost_by_cpu(inst: &std::path::Path, cpus: &[(u32, std::fs::File)]) -> (u64, u64) {
+    let (mut overrun, mut dropped) = (0, 0);
+    for (n, _) in cpus {
+        let p = inst.join(format!("per_cpu/cpu{n}/stats"));
+        if let Ok(text) = raw::read_tracefs(&p) {
+            let (o, d) = parse_stats(&text);
+            overrun += o;
+            dropped += d;
+        }
+    }
+    (overrun, dropped)
+}
+
+/// `overrun` and `dropped events` of a `per_cpu/cpuN/stats` file (`name:
+/// value` lines; a missing line counts 0: `dropped events` came with
+/// Linux 4.x).
+pub fn parse_stats(text: &str) -> (u64, u64) {
+    let get = |key: &str| {
+        text.lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim() == key)
+            .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (get("overrun"), get("dropped events"))
 }
 
 /// Each CPU's `per_cpu/cpuN/trace_pipe_raw`, opened non-blocking.
@@ -325,6 +365,15 @@ mod tests {
             filter(&[t(254, 0), t(7, 3)]),
             "dev == 266338304 || dev == 7340035"
         );
+    }
+
+    #[test]
+    fn per_cpu_stats_give_overrun_and_dropped() {
+        // As Linux 6.1 writes per_cpu/cpu0/stats.
+        let text = "entries: 0\noverrun: 1742\ncommit overrun: 0\nbytes: 0\noldest event ts:  5306.771683\nnow ts:  5307.318512\ndropped events: 3\nread events: 20581\n";
+        assert_eq!(parse_stats(text), (1742, 3));
+        assert_eq!(parse_stats("entries: 5\noverrun: 0\n"), (0, 0));
+        assert_eq!(parse_stats(""), (0, 0));
     }
 
     #[test]

@@ -28,6 +28,14 @@ pub struct TraceArgs {
     #[arg(long, value_parser = crate::units::parse_duration)]
     pub duration: Option<std::time::Duration>,
 
+    /// Per-CPU ring buffer of the trace instance, in KiB. Events that
+    /// overflow it between two reads are lost: counted, reported and
+    /// warned about; raise it for a busier device.
+    #[arg(long, value_name = "KIB", default_value_t = crate::trace::capture::BUFFER_KB,
+          value_parser = clap::value_parser!(u32).range(4..=1_048_576),
+          conflicts_with = "input")]
+    pub buffer_kb: u32,
+
     /// Analyse a saved trace instead of capturing (`-` for stdin).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["path", "devices", "duration"])]
     pub input: Option<PathBuf>,

@@ -16,9 +16,16 @@ pub struct Lines {
     pub ignored: u64,
     /// Lines of neither format.
     pub unparsed: u64,
-    /// Events the kernel dropped because the buffer was full
-    /// (trace_pipe's `CPU:N [LOST M EVENTS]` lines).
+    /// Events the kernel lost because the buffer was full
+    /// (trace_pipe's `CPU:N [LOST M EVENTS]` lines; in a live capture the
+    /// larger of what the pages' headers say and `overrun + dropped`).
     pub lost_events: u64,
+    /// Live capture: events the kernel overwrote before they were read
+    /// (`per_cpu/cpuN/stats` `overrun`, summed over the CPUs); 0 for a file.
+    pub overrun: u64,
+    /// Live capture: events the kernel refused because the buffer was
+    /// full (`dropped events`, summed); 0 for a file.
+    pub dropped: u64,
     /// Lines in blkparse's format (the rest are tracefs's).
     pub blkparse: u64,
 }

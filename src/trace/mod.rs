@@ -42,6 +42,8 @@ pub enum TraceOptions {
     Capture {
         targets: Vec<Target>,
         duration: Option<Duration>,
+        /// The instance's per-CPU buffer, KiB ([`capture::BUFFER_KB`]).
+        buffer_kb: u32,
     },
     File(PathBuf),
 }
@@ -97,6 +99,7 @@ pub fn run(args: cli::TraceArgs, ctx: &Ctx) -> Result<i32> {
     let opts = TraceOptions::Capture {
         targets,
         duration: args.duration,
+        buffer_kb: args.buffer_kb,
     };
     let report = execute(&ctx.host, Some(&guard), &opts, &stop, &progress);
     pb.finish_and_clear();
@@ -114,10 +117,21 @@ pub fn execute(
 ) -> Result<TraceReport> {
     match opts {
         TraceOptions::File(path) => from_file(path),
-        TraceOptions::Capture { targets, duration } => {
+        TraceOptions::Capture {
+            targets,
+            duration,
+            buffer_kb,
+        } => {
             let guard = guard.context("internal: a capture needs a journal")?;
-            let c = capture::capture(host, guard, targets, *duration, stop, progress)?;
+            let c = capture::capture(host, guard, targets, *duration, *buffer_kb, stop, progress)?;
             let lines = c.feeder.lines;
+            if lines.lost_events > 0 {
+                // Never silently missing: the figures lack these events.
+                crate::output::warn(format!(
+                    "the kernel lost {} block events (per-CPU buffers of {buffer_kb} KiB overran: {} overwritten, {} dropped): the figures miss the bios they belonged to; trace with a larger --buffer-kb",
+                    lines.lost_events, lines.overrun, lines.dropped
+                ));
+            }
             let source = Source::Capture {
                 devices: targets.iter().map(|t| t.name.clone()).collect(),
                 window_s: c.window_s,

@@ -252,7 +252,7 @@ impl EventLayout {
 /// 0 (as tracefs reports), and `events/header_page` answers any read after
 /// the first with end of file (6.18), which would cut it after the
 /// timestamp field.
-fn read_tracefs(p: &std::path::Path) -> std::io::Result<String> {
+pub(super) fn read_tracefs(p: &std::path::Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut f = std::fs::File::open(p)?;
     let mut buf = vec![0u8; 1 << 16];

@@ -75,6 +75,7 @@ pub fn while_running<T>(
     let opts = TraceOptions::Capture {
         targets: targets.to_vec(),
         duration: None,
+        buffer_kb: super::capture::BUFFER_KB,
     };
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|s| {

@@ -185,6 +185,14 @@ fn begin(shared: &Mutex<Shared>, clock: &Clock, phase: &str, msg: &str) -> Insta
 }
 
 fn end(shared: &Mutex<Shared>, name: &str, t0: Instant, status: Status, note: Option<String>) {
+    if status == Status::Failed {
+        // The next phases run, and the report records it; say it where the
+        // run's progress is, too.
+        crate::output::warn(format!(
+            "tune: the {name} phase failed: {}",
+            note.as_deref().unwrap_or("no reason given")
+        ));
+    }
     lock(shared).report.phases.push(Phase {
         name: name.into(),
         status,

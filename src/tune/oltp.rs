@@ -230,6 +230,10 @@ pub const WORKLOADS: [Workload; 2] = [Workload::OltpReadOnly, Workload::OltpRead
 
 struct Side {
     sb: Sandbox,
+    /// `the before server` or `the after server`, and its process: a run
+    /// it dies in says which died.
+    who: String,
+    process: Option<crate::oltp::ServerProcess>,
     /// The journal's handles for the server, undone once it is stopped.
     journaled: Vec<u64>,
 }
@@ -258,9 +262,21 @@ fn start(
         guard,
     )
     .with_context(|| format!("starting the {} server", vars.side))?;
+    let who = format!("the {} server", vars.side);
+    let process = crate::oltp::ServerProcess::of_pid(sb.pid());
+    let died = |e: anyhow::Error| match &process {
+        Some(p) => p.explain(e, &who),
+        None => e,
+    };
     oltp::prepare(&sb.conn_spec(), opts, opts.threads.max(2))
+        .map_err(died)
         .with_context(|| format!("loading the {} server's tables", vars.side))?;
-    Ok(Side { sb, journaled })
+    Ok(Side {
+        sb,
+        who,
+        process,
+        journaled,
+    })
 }
 
 fn stop(side: Side, guard: &Guard) -> Result<()> {
@@ -349,6 +365,10 @@ pub fn run(p: Phase<'_>) -> Result<Comparison> {
                 ..base.clone()
             },
         )
+        .map_err(|e| match &side.process {
+            Some(p) => p.explain(e, &side.who),
+            None => e,
+        })
     };
     // A warm-up on each, so neither side's first run is the cold one.
     (p.progress)("warming up both servers".into());

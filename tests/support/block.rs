@@ -291,3 +291,40 @@ impl Drop for Lab {
         drop(self.lo.take());
     }
 }
+
+/// Fill the filesystem holding `dir` to its last block (the root-reserved
+/// ones too: innotune runs as root) with a new file `dir/name`, fsynced;
+/// its path. Most of the space is taken at once (`fallocate`), the rest by
+/// appending ever smaller writes until each fails with ENOSPC, so a
+/// file's data can no longer be written there (an empty file, an inode
+/// only, still can: as on any full filesystem).
+pub fn fill(dir: &Path, name: &str) -> PathBuf {
+    use std::io::Write;
+    let p = dir.join(name);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let st = rustix::fs::statvfs(dir).unwrap();
+    let free = st.f_bavail * st.f_frsize;
+    let mut len = free.saturating_sub(1 << 20);
+    if len > 0 {
+        rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, len)
+            .unwrap_or_else(|e| panic!("fallocate {}: {e}", p.display()));
+    }
+    std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(len)).unwrap();
+    let buf = vec![0xa5u8; 1 << 16];
+    for chunk in [1usize << 16, 4096, 512, 1] {
+        loop {
+            match f.write(&buf[..chunk]) {
+                Ok(n) => len += n as u64,
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+                Err(e) => panic!("filling {}: {e}", p.display()),
+            }
+        }
+    }
+    f.sync_all()
+        .unwrap_or_else(|e| panic!("fsync {} after {len} bytes: {e}", p.display()));
+    p
+}

@@ -161,3 +161,41 @@ pub fn wait_gone(pid: u32, ticks: u64) -> bool {
     }
     true
 }
+
+/// Everything under `p`, by path relative to it: a file's bytes, a
+/// symbolic link's target (`-> T`), `<dir>` for a directory; to compare a
+/// tree before and after. In a replayed host tree, kernel attributes
+/// (files under `sys/` and `proc/sys/`) are taken as the value they hold
+/// (`innotune::change::sysfs::norm`): the kernel shows a scheduler written
+/// to it as the bracketed list again, where a fixture file keeps the word.
+/// A missing `p` is an empty tree.
+pub fn tree(p: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![p.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd {
+            let e = e.unwrap();
+            let ft = e.file_type().unwrap();
+            let rel = e.path().strip_prefix(p).unwrap().to_path_buf();
+            if ft.is_symlink() {
+                let t = std::fs::read_link(e.path()).unwrap();
+                out.insert(rel, format!("-> {}", t.display()).into_bytes());
+            } else if ft.is_dir() {
+                out.insert(rel, b"<dir>".to_vec());
+                stack.push(e.path());
+            } else if rel.starts_with("sys") || rel.starts_with("proc/sys") {
+                let text = std::fs::read_to_string(e.path()).unwrap();
+                out.insert(
+                    rel.clone(),
+                    innotune::change::sysfs::norm(&rel, &text).into_bytes(),
+                );
+            } else {
+                out.insert(rel, std::fs::read(e.path()).unwrap());
+            }
+        }
+    }
+    out
+}

@@ -21,9 +21,9 @@ pub mod report;
 pub mod sandbox;
 
 pub use bin::{innotune, innotune_in, innotune_sys};
-pub use block::{Lab, LabOpts, Loop, Mount, RAM, VAR_TMP};
+pub use block::{fill, Lab, LabOpts, Loop, Mount, RAM, VAR_TMP};
 pub use host::{
-    active_scheduler, fixture_host, live, servers_under, sh, sh_as_nobody, umount_retry,
+    active_scheduler, fixture_host, live, servers_under, sh, sh_as_nobody, tree, umount_retry,
 };
 pub use proc::{spawn, sys, wait_for, Spawned, Start, RUN_LIMIT, WAIT};
 pub use sandbox::{server, TestServer};

@@ -204,15 +204,29 @@ pub struct Lines {
 impl Spawned {
     /// Take the child's piped stdout as [`Lines`].
     pub fn stdout_lines(&mut self) -> Lines {
-        use std::io::BufRead;
         let out = self
             .child
             .stdout
             .take()
             .unwrap_or_else(|| panic!("`{}`: stdout is not piped", self.what));
+        self.lines_of(out)
+    }
+
+    /// Take the child's piped stderr as [`Lines`] (its progress lines).
+    pub fn stderr_lines(&mut self) -> Lines {
+        let err = self
+            .child
+            .stderr
+            .take()
+            .unwrap_or_else(|| panic!("`{}`: stderr is not piped", self.what));
+        self.lines_of(err)
+    }
+
+    fn lines_of<R: Read + Send + 'static>(&self, r: R) -> Lines {
+        use std::io::BufRead;
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            for l in io::BufReader::new(out).lines() {
+            for l in io::BufReader::new(r).lines() {
                 let Ok(l) = l else { break };
                 if tx.send(l).is_err() {
                     break;
