@@ -127,11 +127,58 @@ pub fn normalize(p: &Path) -> PathBuf {
 /// A value read from the host, or why it could not be. Serialises as the
 /// value itself, or as `{"unknown": "reason"}`, so JSON consumers can tell a
 /// real `0` from a missing file.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Known<T> {
     Value(T),
     Unknown { unknown: String },
+}
+
+/// Read back: an object whose only key is `unknown`, a string, is the
+/// reason; anything else is the value (so a map, a list or a struct of
+/// defaults is never mistaken for `{"unknown": …}`, nor the other way round).
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Known<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Raw<T> {
+            Unknown(Reason),
+            Value(T),
+        }
+        Ok(match <Raw<T> as serde::Deserialize>::deserialize(d)? {
+            Raw::Unknown(r) => Known::Unknown { unknown: r.0 },
+            Raw::Value(v) => Known::Value(v),
+        })
+    }
+}
+
+/// `{"unknown": "reason"}` and nothing else: a map of exactly that key (a
+/// derived struct would also take `["reason"]` or ignore other keys).
+struct Reason(String);
+
+impl<'de> serde::Deserialize<'de> for Reason {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Reason;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(r#"{"unknown": "<reason>"}"#)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Reason, A::Error> {
+                let (Some((k, v)), None) = (
+                    m.next_entry::<String, String>()?,
+                    m.next_key::<serde::de::IgnoredAny>()?,
+                ) else {
+                    return Err(serde::de::Error::custom("not a lone \"unknown\" key"));
+                };
+                if k != "unknown" {
+                    return Err(serde::de::Error::custom("not a lone \"unknown\" key"));
+                }
+                Ok(Reason(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 impl<T> Known<T> {

@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct MergeReport {
     pub workload: String,
     pub clients: Vec<Client>,
@@ -30,14 +30,14 @@ pub struct MergeReport {
     pub runs: Vec<MergedRun>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct Client {
     pub file: String,
     pub hostname: Value,
     pub generated_at: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct MergedRun {
     /// Threads over all clients.
     pub threads: u64,
@@ -59,7 +59,7 @@ pub struct MergedRun {
     pub histogram: HistogramJson,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct MergedLatency {
     pub min_ns: u64,
     pub avg_ns: u64,
@@ -69,7 +69,7 @@ pub struct MergedLatency {
     pub p99_ns: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct ClientShare {
     pub threads: u64,
     pub transactions: u64,

@@ -40,7 +40,7 @@ pub fn cmdline(host: &Host, pid: u32) -> std::io::Result<Vec<String>> {
 }
 
 /// A soft/hard rlimit pair.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Limit {
     pub soft: LimitValue,
     pub hard: LimitValue,
@@ -58,6 +58,24 @@ impl Serialize for LimitValue {
         match self {
             LimitValue::Value(v) => s.serialize_u64(*v),
             LimitValue::Unlimited => s.serialize_str("unlimited"),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LimitValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Value(u64),
+            Word(String),
+        }
+        match <Raw as serde::Deserialize>::deserialize(d)? {
+            Raw::Value(v) => Ok(LimitValue::Value(v)),
+            Raw::Word(w) if w == "unlimited" => Ok(LimitValue::Unlimited),
+            Raw::Word(w) => Err(serde::de::Error::custom(format!(
+                "limit {w:?} is neither a number nor \"unlimited\""
+            ))),
         }
     }
 }

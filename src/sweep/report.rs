@@ -17,9 +17,10 @@ use crate::export::text::fmt_num;
 use crate::journal::{Outcome, Restored};
 use crate::stats::Verdict;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::path::PathBuf;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct SweepReport {
     pub path: PathBuf,
     /// Every device under the path, top first (from probe).
@@ -33,7 +34,11 @@ pub struct SweepReport {
     pub workloads: Vec<String>,
     pub objective: Objective,
     /// Smallest relative effect that counts. JSON: `min_effect_pct`.
-    #[serde(rename = "min_effect_pct", serialize_with = "crate::stats::as_pct")]
+    #[serde(
+        rename = "min_effect_pct",
+        serialize_with = "crate::stats::as_pct",
+        deserialize_with = "crate::stats::from_pct"
+    )]
     pub min_effect: f64,
     /// `--choose`: pick among the candidates when the current setting was
     /// not measured.
@@ -61,7 +66,7 @@ pub struct SweepReport {
     pub verdicts: Vec<WorkloadVerdict>,
     /// With `--choose` and an unmeasured current setting: every pair of
     /// candidates with different settings.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pairwise: Vec<WorkloadVerdict>,
     pub recommendation: Recommendation,
     /// The server OLTP workloads ran against; absent without them.
@@ -74,11 +79,11 @@ pub struct SweepReport {
 }
 
 /// How a group-sequential sweep went.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SequentialSummary {
     /// `pocock`: Lan–DeMets Pocock-type alpha spending (see
     /// `stats::sequential`).
-    pub spending: &'static str,
+    pub spending: Cow<'static, str>,
     /// The most rounds the plan allowed.
     pub max_rounds: u32,
     pub rounds_run: u32,
@@ -89,7 +94,7 @@ pub struct SequentialSummary {
     /// before the last planned round.
     pub stopped_early: bool,
     /// `verdicts` or `pairwise`: what the stop waited for.
-    pub decided_on: &'static str,
+    pub decided_on: Cow<'static, str>,
     /// The sweep stopped because no candidate could become the
     /// recommendation any more, whatever later rounds measured (a
     /// futility stop: a verdict it needed crossed against it, or the
@@ -119,15 +124,15 @@ impl SequentialSummary {
         let early = stopped_after.is_some_and(|r| r < max);
         let saved_rounds = max.saturating_sub(run);
         SequentialSummary {
-            spending: "pocock",
+            spending: "pocock".into(),
             max_rounds: max,
             rounds_run: run,
             first_look: s.bounds.first_look(),
             stopped_early: early,
             decided_on: if s.needs_pairwise {
-                "pairwise"
+                "pairwise".into()
             } else {
-                "verdicts"
+                "verdicts".into()
             },
             settled: s.settled.clone().filter(|_| early),
             saved_rounds,
@@ -783,7 +788,7 @@ fn restored_table(restored: &[Restored]) -> Table {
             _ => Tone::Plain,
         };
         t.row(vec![
-            Cell::text(x.kind),
+            Cell::text(x.kind.as_ref()),
             Cell::text(x.path.display().to_string()),
             Cell::text(x.original.clone().unwrap_or_else(|| "-".into())),
             Cell::text(x.outcome.to_string()).tone(tone),
