@@ -48,6 +48,7 @@ use crate::Ctx;
 use anyhow::Result;
 pub use prepare::{check_tables, cleanup, ddl, prepare};
 use rand::RandSpec;
+pub use render::thread_series;
 pub use report::{execute, OltpReport};
 pub use result::{
     Fairness, Interval, Latency, OltpResult, PrepareResult, PreparedTable, QueryCounts,

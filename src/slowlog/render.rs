@@ -3,7 +3,9 @@
 //! its attribute table, query-time histogram and worst sample.
 
 use super::report::{ClassReport, RowsMetric, SlowlogReport, TimeMetric};
-use crate::export::doc::{Cell, Column, Document, KeyValues, Table};
+use crate::export::doc::{
+    Cell, ChartKind, Column, Document, KeyValues, Line, Point, Series, Table,
+};
 use crate::export::Report;
 use std::collections::BTreeMap;
 
@@ -68,7 +70,7 @@ impl Report for SlowlogReport {
             let (sum, avg) = (secs(c.query_time.sum_ns), secs(c.query_time.avg_ns));
             p.row(vec![
                 Cell::num(c.rank as f64, c.rank.to_string()),
-                Cell::text(format!("0x{}", &c.id[16..])),
+                Cell::text(format!("0x{}", c.id.get(16..).unwrap_or(&c.id))),
                 Cell::num(sum, format!("{sum:.4}")),
                 Cell::num(c.time_pct, format!("{:.1}", c.time_pct)),
                 Cell::num(c.count as f64, c.count.to_string()),
@@ -81,6 +83,30 @@ impl Report for SlowlogReport {
             ]);
         }
         d.table(p);
+        if !self.classes.is_empty() {
+            // Each class's share of the log's query time as bars (the
+            // profile has the numbers).
+            d.series(Series {
+                title: "Share of the log's query time per class".into(),
+                kind: ChartKind::Bar,
+                x_label: "class".into(),
+                y_label: "query time".into(),
+                y_unit: Some("%".into()),
+                lines: vec![Line {
+                    name: "share of query time".into(),
+                    points: self
+                        .classes
+                        .iter()
+                        .map(|c| Point {
+                            x: format!("0x{}", c.id.get(16..).unwrap_or(&c.id)),
+                            y: c.time_pct,
+                            ci: None,
+                        })
+                        .collect(),
+                }],
+                table_fallback: false,
+            });
+        }
         for c in &self.classes {
             class_section(&mut d, c);
         }

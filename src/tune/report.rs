@@ -593,21 +593,38 @@ impl crate::export::Report for OltpSide {
 
     fn document(&self) -> Document {
         let mut d = Document::new(format!("OLTP {}", self.side));
+        let mut v = Table::new(vec![Column::text("variable"), Column::text("value")])
+            .titled(format!("Sandbox server variables ({})", self.side));
+        for (k, val) in &self.variables {
+            v.row(vec![Cell::text(k), Cell::text(val)]);
+        }
+        d.table(v);
         let mut t = Table::new(vec![
             Column::text("workload"),
             Column::num("threads", None),
             Column::num("TPS", Some("tps")),
             Column::num("QPS", Some("qps")),
+            Column::num("p95", Some("ms")),
+            Column::num("p99", Some("ms")),
         ]);
+        let ms = |r: &OltpResult, p: &str| match r.latency_ms.percentiles.get(p) {
+            Some(&v) => Cell::num(v, fmt_num(v)),
+            None => Cell::text("—").tone(Tone::Dim),
+        };
         for r in &self.runs {
             t.row(vec![
                 Cell::text(&r.workload),
                 Cell::num(r.threads as f64, r.threads.to_string()),
                 Cell::num(r.tps, fmt_num(r.tps)),
                 Cell::num(r.qps, fmt_num(r.qps)),
+                ms(r, "95"),
+                ms(r, "99"),
             ]);
         }
         d.table(t);
+        for s in crate::oltp::thread_series(&self.runs) {
+            d.series(s);
+        }
         d
     }
 }

@@ -93,6 +93,9 @@ pub(super) fn document(r: &SweepReport) -> Document {
         for s in workload_series(w, &cells, unit, lat) {
             d.series(s);
         }
+        if let Some(s) = percentile_series(r, w, &cells, lat) {
+            d.series(s);
+        }
     }
     if let Some(t) = trace_table(r) {
         d.table(t);
@@ -585,6 +588,62 @@ fn workload_series(w: &str, cells: &[&Result_], unit: Unit, lat: LatencyUnit) ->
         ));
     }
     out
+}
+
+/// Latency percentiles per candidate, each the median over the
+/// candidate's trials: read p50 and p99 and write p99 (bench workloads),
+/// else the transaction p99 (OLTP). A chart only: the table has the p99s.
+fn percentile_series(
+    r: &SweepReport,
+    w: &str,
+    cells: &[&Result_],
+    lat: LatencyUnit,
+) -> Option<Series> {
+    type Get = fn(&super::super::trials::Trial) -> Option<u64>;
+    let keys: [(&str, Get); 4] = [
+        ("read p50", |t| t.read_p50_ns),
+        ("read p99", |t| t.read_p99_ns),
+        ("write p99", |t| t.write_p99_ns),
+        ("p99", |t| t.p99_ns),
+    ];
+    let mut lines: Vec<Line> = Vec::new();
+    for (name, get) in keys {
+        let points: Vec<Point> = cells
+            .iter()
+            .filter_map(|c| {
+                let v: Vec<f64> = r
+                    .trials
+                    .iter()
+                    .filter(|t| t.workload == w && t.candidate == c.candidate)
+                    .filter_map(|t| get(t).map(|ns| ns as f64))
+                    .collect();
+                (!v.is_empty()).then(|| Point {
+                    x: c.candidate.clone(),
+                    y: crate::stats::median(&v) / lat.ns,
+                    ci: None,
+                })
+            })
+            .collect();
+        if !points.is_empty() {
+            lines.push(Line {
+                name: name.into(),
+                points,
+            });
+        }
+    }
+    // `p99` repeats read or write p99 for bench workloads.
+    if lines.len() > 1 {
+        lines.retain(|l| l.name != "p99");
+    }
+    (!lines.is_empty()).then(|| Series {
+        title: format!("{w}: latency percentiles per candidate (median of trials)"),
+        kind: ChartKind::Bar,
+        x_label: "candidate".into(),
+        y_label: "latency".into(),
+        y_unit: Some(lat.name.into()),
+        lines,
+        table_fallback: false,
+    })
 }
 
 fn restored_table(restored: &[Restored]) -> Table {

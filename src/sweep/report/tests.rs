@@ -237,12 +237,26 @@ fn document_has_tables_with_units_series_and_the_recommendation() {
             _ => None,
         })
         .collect();
-    assert_eq!(series.len(), 4, "throughput and p99 per workload");
-    for s in &series {
+    let (with_ci, pcts): (Vec<&Series>, Vec<&Series>) = series
+        .iter()
+        .partition(|s| s.title.ends_with("(median, 95% CI)"));
+    assert_eq!(with_ci.len(), 4, "throughput and p99 per workload");
+    for s in &with_ci {
         assert_eq!(s.kind, ChartKind::Bar);
         for p in &s.lines[0].points {
             let (lo, hi) = p.ci.unwrap();
             assert!(lo <= p.y && p.y <= hi, "{s:?}");
+        }
+    }
+    // And the latency percentiles per candidate, medians of the trials.
+    assert_eq!(pcts.len(), 2, "one per workload: {pcts:?}");
+    for s in &pcts {
+        assert!(
+            s.title.contains("latency percentiles per candidate"),
+            "{s:?}"
+        );
+        for l in &s.lines {
+            assert_eq!(l.points.len(), 2, "both candidates: {l:?}");
         }
     }
 
