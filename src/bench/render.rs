@@ -623,4 +623,17 @@ mod tests {
         assert!(high.contains("tone: Warn"), "{high}");
         assert!(high.contains("took 17 % of this VM's CPU time"), "{high}");
     }
+
+    #[test]
+    fn reads_back_from_its_json() {
+        let r = report(Some(17.0));
+        let j = serde_json::to_value(&r).unwrap();
+        let back = super::super::report::BenchResult::from_value(j.clone()).unwrap();
+        assert!(matches!(back, super::super::report::BenchResult::Run(_)));
+        assert_eq!(serde_json::to_value(&back).unwrap(), j);
+        assert_eq!(
+            format!("{:?}", back.document()),
+            format!("{:?}", r.document())
+        );
+    }
 }

@@ -239,4 +239,25 @@ mod tests {
             _ => panic!("expected unknown"),
         }
     }
+
+    #[test]
+    fn known_reads_back_a_lone_unknown_key_only() {
+        use std::collections::BTreeMap;
+        let back = |j: &str| serde_json::from_str::<Known<BTreeMap<String, String>>>(j).unwrap();
+        assert_eq!(back(r#"{"unknown": "no file"}"#), Known::unknown("no file"));
+        // A map that merely has the key, or none at all, is a value.
+        let two = back(r#"{"unknown": "a", "b": "c"}"#);
+        assert_eq!(two.value().map(|m| m.len()), Some(2));
+        assert_eq!(back("{}").value().map(|m| m.len()), Some(0));
+        // A one-item list is a value, not a positional reason.
+        let list: Known<Vec<String>> = serde_json::from_str(r#"["none"]"#).unwrap();
+        assert_eq!(list, Known::Value(vec!["none".to_string()]));
+        let n: Known<u64> = serde_json::from_str("0").unwrap();
+        assert_eq!(n, Known::Value(0));
+        let j = serde_json::to_string(&Known::<u64>::unknown("r")).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Known<u64>>(&j).unwrap(),
+            Known::unknown("r")
+        );
+    }
 }

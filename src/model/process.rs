@@ -263,4 +263,16 @@ Max realtime timeout      unlimited            unlimited            us        \n
             assert_eq!(parse_start_ticks(bad), None, "{bad:?}");
         }
     }
+
+    #[test]
+    fn limits_read_back_with_unlimited() {
+        let l = Limit {
+            soft: LimitValue::Value(1024),
+            hard: LimitValue::Unlimited,
+        };
+        let j = serde_json::to_string(&l).unwrap();
+        assert_eq!(j, r#"{"soft":1024,"hard":"unlimited"}"#);
+        assert_eq!(serde_json::from_str::<Limit>(&j).unwrap(), l);
+        assert!(serde_json::from_str::<LimitValue>(r#""lots""#).is_err());
+    }
 }

@@ -312,4 +312,37 @@ mod tests {
         assert!(j["p50_ns"]["unknown"].is_string(), "{j}");
         assert!(!j.to_string().contains("null"), "{j}");
     }
+
+    #[test]
+    fn latency_reads_back_in_ms() {
+        let l = Latency {
+            min: 0.5,
+            avg: 1.25,
+            max: 9.0,
+            percentile: 95,
+            percentile_value: Some(3.5),
+            sum: 100.0,
+            percentiles: [("50".to_string(), 1.0), ("99".to_string(), 2.5)]
+                .into_iter()
+                .collect(),
+        };
+        let j = serde_json::to_value(&l).unwrap();
+        let back: Latency = serde_json::from_value(j.clone()).unwrap();
+        assert_eq!(back.avg, 1.25);
+        assert_eq!(back.percentile_value, Some(3.5));
+        // p95 was not measured: it stays absent, not 0.
+        assert_eq!(back.percentiles.len(), 2);
+        assert_eq!(back.percentiles["99"], 2.5);
+        assert_eq!(serde_json::to_value(&back).unwrap(), j);
+        let none: Latency = serde_json::from_value(
+            serde_json::to_value(Latency {
+                percentile: 0,
+                percentile_value: None,
+                ..l
+            })
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(none.percentile_value, None);
+    }
 }

@@ -609,4 +609,14 @@ mod tests {
         assert!(IgnoreErrors::parse("all").unwrap().contains(2013));
         assert!(IgnoreErrors::parse("12x").is_err());
     }
+
+    #[test]
+    fn ignore_errors_reads_back() {
+        for v in [IgnoreErrors::All, IgnoreErrors::Codes(vec![1213, 1205])] {
+            let j = serde_json::to_value(&v).unwrap();
+            let back: IgnoreErrors = serde_json::from_value(j.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&back).unwrap(), j);
+        }
+        assert!(serde_json::from_str::<IgnoreErrors>(r#""some""#).is_err());
+    }
 }

@@ -99,6 +99,30 @@ impl Typed {
     }
 }
 
+impl Typed {
+    /// The result as JSON again (what the command wrote, when the type is
+    /// faithful: the round trip the tests check).
+    pub fn to_value(&self) -> serde_json::Result<Value> {
+        match self {
+            Typed::Probe(r) => serde_json::to_value(r),
+            Typed::Check(r) => serde_json::to_value(r),
+            Typed::Sweep(r) => serde_json::to_value(r),
+            Typed::Bench(r) => serde_json::to_value(r),
+            Typed::Oltp(r) => serde_json::to_value(r),
+            Typed::Tune(r) => serde_json::to_value(r),
+            Typed::TuneOltp(r) => serde_json::to_value(r),
+            Typed::Slowlog(r) => serde_json::to_value(r),
+            Typed::Checksum(r) => serde_json::to_value(r),
+            Typed::Trace(r) => serde_json::to_value(r),
+            Typed::Merge(r) => serde_json::to_value(r),
+            Typed::Apply(r) => serde_json::to_value(r),
+            Typed::Restore(r) => serde_json::to_value(r),
+            Typed::Sandbox(r) => serde_json::to_value(r),
+            Typed::Other(v) => Ok(v.clone()),
+        }
+    }
+}
+
 /// A value as one line: strings as they are, `{"unknown": r}` as
 /// `unknown (r)`, arrays and objects by their size.
 fn short(v: &Value) -> String {
@@ -130,4 +154,174 @@ fn generic(r: &Value) -> Document {
     }
     d.key_values(kv);
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    fn results() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results")
+    }
+
+    /// Every result file innotune wrote for these tests (see the README
+    /// there): the command of its schema and its `result`.
+    fn fixtures() -> Vec<(String, String, Value)> {
+        let mut files: Vec<PathBuf> = Vec::new();
+        for dir in [results(), results().join("tune")] {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "json") {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        files
+            .into_iter()
+            .map(|p| {
+                let v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+                let schema = v["schema"].as_str().unwrap();
+                let (command, major) = schema.rsplit_once('/').unwrap();
+                assert_eq!(major, "2", "{}", p.display());
+                (
+                    p.strip_prefix(results()).unwrap().display().to_string(),
+                    command.to_string(),
+                    v["result"].clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// `a` and `b` are the same JSON; numbers equal within a relative 1e-12
+    /// (a share written as percent and read back may differ in its last bit).
+    fn same(a: &Value, b: &Value, at: &str) -> Result<(), String> {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                let (kx, ky): (Vec<&String>, Vec<&String>) =
+                    (x.keys().collect(), y.keys().collect());
+                if kx != ky {
+                    return Err(format!("{at}: keys {kx:?} became {ky:?}"));
+                }
+                for (k, v) in x {
+                    same(v, &y[k], &format!("{at}.{k}"))?;
+                }
+                Ok(())
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                if x.len() != y.len() {
+                    return Err(format!("{at}: {} items became {}", x.len(), y.len()));
+                }
+                for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                    same(v, w, &format!("{at}[{i}]"))?;
+                }
+                Ok(())
+            }
+            (Value::Number(x), Value::Number(y)) => {
+                let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+                if x == y || (x - y).abs() <= 1e-12 * x.abs().max(y.abs()) {
+                    Ok(())
+                } else {
+                    Err(format!("{at}: {x} became {y}"))
+                }
+            }
+            _ if a == b => Ok(()),
+            _ => Err(format!("{at}: {a} became {b}")),
+        }
+    }
+
+    /// Read back, write again: the same JSON (nothing dropped, no unit lost
+    /// on the way), and read again: the same document.
+    #[test]
+    fn every_result_reads_back_writes_the_same_and_renders_the_same() {
+        let fx = fixtures();
+        assert!(fx.len() >= 20, "{} fixtures", fx.len());
+        for (name, command, result) in fx {
+            let typed = Typed::read(&command, result.clone())
+                .unwrap_or_else(|e| panic!("{name}: does not read back: {e}"));
+            assert!(
+                !matches!(typed, Typed::Other(_)),
+                "{name}: no type for {command}"
+            );
+            let again = typed.to_value().unwrap();
+            if let Err(e) = same(&result, &again, "result") {
+                panic!("{name}: written again differs: {e}");
+            }
+            let twice = Typed::read(&command, again).unwrap();
+            assert_eq!(
+                format!("{:?}", typed.document()),
+                format!("{:?}", twice.document()),
+                "{name}: the document changed on the round trip"
+            );
+        }
+    }
+
+    /// Every schema innotune writes has a result here, so a type that stops
+    /// reading back fails a test.
+    #[test]
+    fn every_command_has_a_result_to_read_back() {
+        let have: Vec<String> = fixtures().into_iter().map(|(_, c, _)| c).collect();
+        for c in [
+            ProbeReport::COMMAND,
+            CheckReport::COMMAND,
+            SweepReport::COMMAND,
+            BenchResult::COMMAND,
+            OltpReport::COMMAND,
+            TuneReport::COMMAND,
+            OltpSide::COMMAND,
+            SlowlogReport::COMMAND,
+            ChecksumReport::COMMAND,
+            TraceReport::COMMAND,
+            MergeReport::COMMAND,
+            ApplyReport::COMMAND,
+            RestoreReport::COMMAND,
+            SandboxReport::COMMAND,
+        ] {
+            assert!(have.iter().any(|h| h == c), "no result of {c}");
+        }
+        // bench's three shapes: a run, the presets, a survey.
+        let bench: Vec<Typed> = fixtures()
+            .into_iter()
+            .filter(|(_, c, _)| c == "bench")
+            .map(|(_, c, v)| Typed::read(&c, v).unwrap())
+            .collect();
+        for want in ["run", "presets", "survey"] {
+            assert!(
+                bench.iter().any(|t| matches!(
+                    (t, want),
+                    (Typed::Bench(b), "run") if matches!(**b, BenchResult::Run(_))
+                ) || matches!(
+                    (t, want),
+                    (Typed::Bench(b), "presets") if matches!(**b, BenchResult::Presets(_))
+                ) || matches!(
+                    (t, want),
+                    (Typed::Bench(b), "survey") if matches!(**b, BenchResult::Survey(_))
+                )),
+                "no bench {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_result_that_does_not_read_names_the_field() {
+        let (_, _, mut probe) = fixtures()
+            .into_iter()
+            .find(|(n, _, _)| n == "probe.json")
+            .unwrap();
+        probe["stack"][0].as_object_mut().unwrap().remove("depth");
+        let e = Typed::read("probe", probe).unwrap_err().to_string();
+        assert!(e.starts_with("stack[0]"), "{e}");
+        assert!(e.contains("missing field `depth`"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_command_gets_its_top_level_values() {
+        let v = serde_json::json!({"widgets": [1, 2], "name": "x", "why": {"unknown": "no file"}});
+        let t = Typed::read("frobnicate", v).unwrap();
+        let d = format!("{:?}", t.document());
+        for want in ["2 item(s)", "\"x\"", "unknown (no file)"] {
+            assert!(d.contains(want), "{want} in {d}");
+        }
+    }
 }

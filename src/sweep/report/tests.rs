@@ -341,6 +341,7 @@ fn sequential_report_names_the_round_of_each_verdict() {
         .as_str()
         .unwrap()
         .starts_with("none is vetoed"));
+    assert_reads_back(&r);
     // A run to the budget never reports a settled stop.
     s.rounds_run = 10;
     let sq = SequentialSummary::new(&s, None, 100.0);
@@ -380,4 +381,21 @@ fn json_has_units_in_keys() {
         }
     }
     walk(&j, "result");
+}
+
+/// `innotune report` reads the JSON back: every field (units converted
+/// back), the same document.
+fn assert_reads_back(r: &SweepReport) {
+    let j = serde_json::to_value(r).unwrap();
+    let back: SweepReport = serde_json::from_value(j.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&back).unwrap(), j);
+    assert_eq!(
+        format!("{:?}", back.document()),
+        format!("{:?}", r.document())
+    );
+}
+
+#[test]
+fn reads_back_from_its_json() {
+    assert_reads_back(&report());
 }
