@@ -13,6 +13,27 @@ impl Report for SlowlogReport {
     const COMMAND: &'static str = "slowlog";
 
     fn document(&self) -> Document {
+        self.document_with(Samples::Shown)
+    }
+}
+
+/// Whether each class's worst statement is printed.
+#[derive(Clone, Copy, PartialEq)]
+enum Samples {
+    Shown,
+    /// Left out: statements carry literal values (names, ids, e-mail
+    /// addresses) that a page passed around should not.
+    Withheld,
+}
+
+impl SlowlogReport {
+    /// The document `innotune report` shows: the same, but each class's
+    /// worst statement is left out (it stays in the JSON).
+    pub fn document_without_samples(&self) -> Document {
+        self.document_with(Samples::Withheld)
+    }
+
+    fn document_with(&self, samples: Samples) -> Document {
         let mut d = Document::new(format!("Slow log digest: {}", self.source));
         let t = &self.totals;
         let mut kv = KeyValues::new();
@@ -108,7 +129,7 @@ impl Report for SlowlogReport {
             });
         }
         for c in &self.classes {
-            class_section(&mut d, c);
+            class_section(&mut d, c, samples);
         }
         d
     }
@@ -139,7 +160,7 @@ fn names(m: &BTreeMap<String, u64>) -> String {
         .join(", ")
 }
 
-fn class_section(d: &mut Document, c: &ClassReport) {
+fn class_section(d: &mut Document, c: &ClassReport, samples: Samples) {
     d.subheading(format!(
         "Query {}: {} calls, {:.1} % of time, ID 0x{}",
         c.rank, c.count, c.time_pct, c.id
@@ -208,6 +229,19 @@ fn class_section(d: &mut Document, c: &ClassReport) {
     d.key_values(kv);
     d.preformatted(histogram(c));
     let mut sample = String::new();
+    if samples == Samples::Withheld {
+        sample.push_str(&format!(
+            "-- worst: {:.6} s{}\n-- (the statement is left out of reports: it is in the JSON, classes[].sample)\n",
+            secs(c.sample.query_time_ns),
+            c.sample
+                .ts
+                .as_deref()
+                .map(|t| format!(" at {t}"))
+                .unwrap_or_default(),
+        ));
+        d.preformatted(sample);
+        return;
+    }
     if let Some(db) = &c.sample.db {
         sample.push_str(&format!("use {db};\n"));
     }
