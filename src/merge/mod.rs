@@ -5,9 +5,8 @@
 //! Counts add up; rates are the sum of each client's rate (each measured
 //! over its own run of the same length); latency percentiles come from the
 //! sum of the clients' histograms, since a percentile of the union is not
-//! any mix of the clients' percentiles. The inputs are read as JSON values
-//! rather than deserialised into `OltpResult`, whose JSON form is written by
-//! a hand-made `Serialize` (units converted) and has no reverse.
+//! any mix of the clients' percentiles. The inputs are read as JSON values,
+//! only the fields merging needs.
 
 pub mod cli;
 

@@ -175,7 +175,7 @@ mod tests {
         let odd = finding("storage.scheduler", Severity::Notice, "sda", "bfq", "none");
         let ins = vec![
             input("db1", &[wide.clone(), odd]),
-            input("db2", &[wide.clone()]),
+            input("db2", std::slice::from_ref(&wide)),
             input("db3", &[wide]),
         ];
         let g = groups(&ins);
