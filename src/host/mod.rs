@@ -145,7 +145,18 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Known<T> {
             Unknown(Reason),
             Value(T),
         }
-        Ok(match <Raw<T> as serde::Deserialize>::deserialize(d)? {
+        // An untagged enum's own error names neither; say what was expected.
+        let raw = <Raw<T> as serde::Deserialize>::deserialize(d).map_err(|_| {
+            <D::Error as serde::de::Error>::custom(format!(
+                "neither a {} nor {{\"unknown\": \"<reason>\"}}",
+                std::any::type_name::<T>()
+                    .split('<')
+                    .next()
+                    .and_then(|t| t.rsplit("::").next())
+                    .unwrap_or("value")
+            ))
+        })?;
+        Ok(match raw {
             Raw::Unknown(r) => Known::Unknown { unknown: r.0 },
             Raw::Value(v) => Known::Value(v),
         })

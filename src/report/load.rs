@@ -150,11 +150,16 @@ pub fn load(path: &Path) -> Result<Input> {
         header.version.clone()
     };
     let mut typed = Typed::read(&command, result).map_err(|e| {
+        let at = match e.path().to_string().as_str() {
+            "." => "result".to_string(),
+            p => format!("result.{p}"),
+        };
         Fix::new(
             format!(
-                "{}: this innotune ({}) cannot read the {schema} result: at result.{e}",
+                "{}: this innotune ({}) cannot read the {schema} result: at {at}: {}",
                 path.display(),
                 env!("CARGO_PKG_VERSION"),
+                e.inner()
             ),
             format!("render it with the innotune that wrote it ({wrote}), or run the command again with this one"),
         )
