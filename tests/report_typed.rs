@@ -15,19 +15,15 @@
 //!   page is compared with the command's document rendered directly from the
 //!   deserialised typed report, block for block.
 
-use assert_cmd::Command;
+mod support;
+
 use innotune::export::{html, Document, Report};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use support::innotune_in as bin;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn bin(state: &Path) -> Command {
-    let mut c = Command::cargo_bin("innotune").unwrap();
-    c.env("INNOTUNE_STATE_DIR", state);
-    c
 }
 
 /// `innotune ARGS --format FORMAT --output OUT`; the exit code may be 0 or 1
@@ -229,11 +225,7 @@ fn check_command(name: &str, args: &[&str], figures: Figures) {
 }
 
 fn fixture_host(name: &str) -> String {
-    root()
-        .join("tests/fixtures/hosts")
-        .join(name)
-        .display()
-        .to_string()
+    support::fixture_host(name).display().to_string()
 }
 
 fn input(rel: &str) -> String {
