@@ -131,24 +131,33 @@ fn probe_and_check_render_to_one_page_and_to_markdown() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert_self_contained(&html);
 
-    // The device stack as a tree: every device of probe's stack, nested.
+    // probe's own sections, under the input's heading; the device stack
+    // is probe's own table: every device, the members under md0.
     let p = read_json(&probe);
+    for h in [
+        "Mount",
+        "Device stack",
+        "Queues",
+        "Host",
+        "MySQL server",
+        "Scheduler persistence",
+    ] {
+        assert!(html.contains(&format!("<h3>{h}</h3>")), "no {h}");
+    }
     let stack = p["result"]["stack"].as_array().unwrap();
     assert!(stack.len() >= 3, "md-raid0 has md0 and its members");
-    assert!(html.contains("<ul class=\"tree\">"));
     for d in stack {
         let name = d["name"].as_str().unwrap();
-        assert!(
-            html.contains(&format!("<span class=\"node\">{name}</span>")),
-            "{name} not in the tree"
-        );
+        let cell = if d["depth"] == 0 {
+            format!("<td class=\"strong\">{name}</td>")
+        } else {
+            format!("<td class=\"strong\">└─ {name}</td>")
+        };
+        assert!(html.contains(&cell), "{name} not in the device stack");
     }
-    assert!(
-        html.contains("<ul><li><span class=\"node\">"),
-        "no nested level"
-    );
 
-    // Findings worst first, each with its evidence; the planted host has some.
+    // Findings as check shows them: by layer, worst first within each, each
+    // with its evidence; the planted host has some.
     let c = read_json(&check);
     let findings = c["result"]["findings"].as_array().unwrap();
     assert!(!findings.is_empty());
@@ -156,22 +165,23 @@ fn probe_and_check_render_to_one_page_and_to_markdown() {
         html.matches("<article class=\"finding").count(),
         findings.len() + p["result"]["findings"].as_array().unwrap().len()
     );
-    let open = "<article class=\"finding ";
-    let sev_order: Vec<&str> = html
-        .match_indices(open)
-        .map(|(i, _)| html[i + open.len()..].split('"').next().unwrap())
-        .collect();
     let rank = |s: &str| {
         ["critical", "warning", "notice", "info"]
             .iter()
             .position(|x| *x == s)
     };
-    // Within check's section (the last findings list) worst comes first.
-    let tail = &sev_order[sev_order.len() - findings.len()..];
-    assert!(
-        tail.windows(2).all(|w| rank(w[0]) <= rank(w[1])),
-        "{tail:?}"
-    );
+    let check_section = &html[html.find("<h2>check.json: check on").unwrap()..];
+    let open = "<article class=\"finding ";
+    for layer in check_section.split("<h3>").skip(1) {
+        let sevs: Vec<&str> = layer
+            .match_indices(open)
+            .map(|(i, _)| layer[i + open.len()..].split('"').next().unwrap())
+            .collect();
+        assert!(
+            sevs.windows(2).all(|w| rank(w[0]) <= rank(w[1])),
+            "{sevs:?}"
+        );
+    }
     for f in findings {
         assert!(html.contains(f["id"].as_str().unwrap()));
     }
@@ -192,15 +202,14 @@ fn probe_and_check_render_to_one_page_and_to_markdown() {
     let md = std::fs::read_to_string(&md_path).unwrap();
     let ts = tables(&md);
     assert!(ts.len() >= 3, "{md}");
-    let finding_table = ts
+    // check's findings tables (one per layer): a row for every finding.
+    let check_md = &md[md.find("## check.json: check on").unwrap()..];
+    let rows: usize = tables(check_md)
         .iter()
-        .rev()
-        .find(|t| t[0].first().map(String::as_str) == Some("severity"))
-        .expect("a findings table");
-    assert!(
-        finding_table.len() > findings.len(),
-        "every check finding has a row"
-    );
+        .filter(|t| t[0].first().map(String::as_str) == Some("severity"))
+        .map(|t| t.len() - 1)
+        .sum();
+    assert_eq!(rows, findings.len(), "every check finding has a row");
 }
 
 #[test]
@@ -347,16 +356,16 @@ fn sweep_result_draws_ci_bars_and_percentiles() {
     assert!(html.matches("<svg xmlns").count() >= 3, "charts");
     // One whisker per candidate on the throughput and p99 charts.
     assert!(html.matches("class=\"ci\"").count() >= 2 * cands.len());
-    assert!(html.contains("throughput by scheduler (median, 95% CI)"));
-    assert!(html.contains("latency percentiles per scheduler"));
+    assert!(html.contains("throughput by candidate (median, 95% CI)"));
+    assert!(html.contains("latency percentiles per candidate"));
     for c in &cands {
         assert!(
             html.contains(&format!("\">{c}</tspan>")),
             "{c} under its bar"
         );
     }
-    // Verdict words under the bars.
-    assert!(html.contains(">baseline</tspan>"));
+    // The verdicts in sweep's own table.
+    assert!(html.contains("<td class=\"dim\">baseline</td>"));
 
     let md_path = dir.path().join("sweep.md");
     ok(&report(

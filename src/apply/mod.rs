@@ -25,7 +25,7 @@ use plan::Step;
 use serde::Serialize;
 
 /// `plan` (no --yes), `check` (--check) or `apply` (--yes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     Plan,
@@ -33,7 +33,7 @@ pub enum Mode {
     Apply,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct ApplyReport {
     pub path: String,
     pub mode: Mode,
@@ -83,7 +83,7 @@ impl crate::export::Report for ApplyReport {
             };
             t.row(vec![
                 status,
-                s.kind.into(),
+                s.kind.as_ref().into(),
                 s.describe.clone().into(),
                 s.findings.join(", ").into(),
             ]);

@@ -8,13 +8,14 @@ use crate::check::facts::Facts;
 use crate::check::rules::{Advice, Setting};
 use crate::host::Host;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// One change of the plan.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Step {
     /// `runtime` or `file`.
-    pub kind: &'static str,
+    pub kind: Cow<'static, str>,
     /// What it touches (a host path, `name@socket`).
     pub target: String,
     /// One line for people.
@@ -24,7 +25,7 @@ pub struct Step {
     /// False when the host already holds it.
     pub pending: bool,
     /// For files: a unified diff of what would change; for values: `old → new`.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub diff: String,
     /// It cannot be applied (its file failed validation, its state is unreadable).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -106,7 +107,7 @@ pub fn build(host: &Host, f: &Facts, advice: &[Advice], files: &[Emitted]) -> Ve
             }
             by_target.insert(t.clone(), steps.len());
             steps.push(Step {
-                kind: "runtime",
+                kind: "runtime".into(),
                 target: t,
                 describe: c.describe(),
                 findings: vec![a.finding.id.clone()],
@@ -127,7 +128,7 @@ pub fn build(host: &Host, f: &Facts, advice: &[Advice], files: &[Emitted]) -> Ve
         if creatable && !host.exists(&parent) && host.exists("/etc/systemd/system") {
             let c: Box<dyn Change> = Box::new(CreatedDir::new(&parent));
             steps.push(Step {
-                kind: "file",
+                kind: "file".into(),
                 target: parent.clone(),
                 describe: c.describe(),
                 findings: Vec::new(),
@@ -153,7 +154,7 @@ pub fn build(host: &Host, f: &Facts, advice: &[Advice], files: &[Emitted]) -> Ve
             .filter(|v| !v.ok)
             .map(|v| format!("{} rejects it: {}", v.tool, v.detail));
         steps.push(Step {
-            kind: "file",
+            kind: "file".into(),
             target: e.path.clone(),
             describe: c.describe(),
             findings: advice
@@ -186,7 +187,7 @@ pub fn build(host: &Host, f: &Facts, advice: &[Advice], files: &[Emitted]) -> Ve
 fn file_carries(e: &Emitted, a: &Advice) -> bool {
     a.settings.iter().any(|s| {
         matches!(
-            (e.kind, s),
+            (e.kind.as_ref(), s),
             (
                 "udev" | "systemd_unit",
                 Setting::Queue { .. } | Setting::NetQueue { .. }

@@ -191,6 +191,61 @@ fn devices(r: &WorkloadResult) -> Option<Table> {
     Some(t)
 }
 
+/// p50, p99 and p99.9 completion latency per job and direction, as bars
+/// (the summary table has the numbers): in µs, or ms when the slowest is
+/// 10 ms or more.
+fn percentiles(r: &WorkloadResult) -> Option<Series> {
+    let max = r
+        .jobs
+        .iter()
+        .flat_map(|j| [&j.read, &j.write])
+        .flatten()
+        .map(|d| d.clat_ns.p99_9)
+        .max()?;
+    let (unit, div) = if max >= 10_000_000 {
+        ("ms", 1e6)
+    } else {
+        ("µs", 1e3)
+    };
+    type Get = fn(&DirStats) -> u64;
+    let keys: [(&str, Get); 3] = [
+        ("p50", |d| d.clat_ns.p50),
+        ("p99", |d| d.clat_ns.p99),
+        ("p99.9", |d| d.clat_ns.p99_9),
+    ];
+    let lines = keys
+        .iter()
+        .map(|(name, get)| Line {
+            name: name.to_string(),
+            points: r
+                .jobs
+                .iter()
+                .flat_map(|j| {
+                    [("read", &j.read), ("write", &j.write)]
+                        .into_iter()
+                        .filter_map(move |(dir, d)| {
+                            d.as_ref().map(|d| Point {
+                                x: format!("{} {dir}", j.name),
+                                y: get(d) as f64 / div,
+                                ci: None,
+                            })
+                        })
+                })
+                .collect(),
+        })
+        .collect();
+    Some(Series {
+        title: "Completion latency percentiles per job".into(),
+        kind: ChartKind::Bar,
+        x_label: "job".into(),
+        y_label: "latency".into(),
+        y_unit: Some(unit.into()),
+        lines,
+        // The summary table has these numbers.
+        table_fallback: false,
+    })
+}
+
 fn per_second(r: &WorkloadResult) -> Option<Series> {
     let lines: Vec<Line> = r
         .jobs
@@ -267,6 +322,9 @@ impl crate::export::Report for BenchReport {
         }
         d.preformatted(r.jobs.iter().map(job_block).collect::<String>());
         d.table(summary(r));
+        if let Some(s) = percentiles(r) {
+            d.series(s);
+        }
         if let Some(t) = devices(r) {
             d.table(t);
         }
@@ -452,6 +510,35 @@ impl crate::export::Report for super::survey::SurveyReport {
                     ));
                 }
             }
+            // Each disk's sequential bandwidth alone, as bars (the tables
+            // have the numbers).
+            let seq: Vec<Point> = s
+                .classes
+                .iter()
+                .flat_map(|c| &c.disks)
+                .filter_map(|x| {
+                    let f = x.alone.iter().find(|f| f.job == "seq-read-1m-qd16")?;
+                    Some(Point {
+                        x: x.name.clone(),
+                        y: f.bw_bytes_per_s / 1048576.0,
+                        ci: None,
+                    })
+                })
+                .collect();
+            if seq.len() > 1 {
+                d.series(Series {
+                    title: "Sequential 1 MiB reads at depth 16, each disk alone".into(),
+                    kind: ChartKind::Bar,
+                    x_label: "disk".into(),
+                    y_label: "bandwidth".into(),
+                    y_unit: Some("MiB/s".into()),
+                    lines: vec![Line {
+                        name: "sequential read".into(),
+                        points: seq,
+                    }],
+                    table_fallback: false,
+                });
+            }
         }
         // One note per reason: a host has many unattached loop devices.
         let mut reasons: Vec<&str> = s.skipped.iter().map(|x| x.reason.as_str()).collect();
@@ -535,5 +622,18 @@ mod tests {
         let high = format!("{:?}", report(Some(17.0)).document());
         assert!(high.contains("tone: Warn"), "{high}");
         assert!(high.contains("took 17 % of this VM's CPU time"), "{high}");
+    }
+
+    #[test]
+    fn reads_back_from_its_json() {
+        let r = report(Some(17.0));
+        let j = serde_json::to_value(&r).unwrap();
+        let back = super::super::report::BenchResult::from_value(j.clone()).unwrap();
+        assert!(matches!(back, super::super::report::BenchResult::Run(_)));
+        assert_eq!(serde_json::to_value(&back).unwrap(), j);
+        assert_eq!(
+            format!("{:?}", back.document()),
+            format!("{:?}", r.document())
+        );
     }
 }

@@ -110,7 +110,7 @@ impl DiskClass {
 }
 
 /// One measured figure of one job on one disk (or a class aggregate).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct Figure {
     /// A key of [`JOBS`].
     pub job: String,
@@ -137,7 +137,7 @@ impl Figure {
 }
 
 /// One disk of the survey: identity from the host model, then figures.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SurveyDisk {
     /// Kernel name (`nvme0n1`, `sda`, `loop0`).
     pub name: String,
@@ -160,7 +160,7 @@ pub struct SurveyDisk {
 }
 
 /// A class's aggregate for one job: every disk at once.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Aggregate {
     pub job: String,
     /// Sum over the class's disks of what each did in the parallel run.
@@ -176,7 +176,7 @@ pub struct Aggregate {
 }
 
 /// Every disk of a class at once, job by job.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ParallelRun {
     /// Wall time of the parallel runs (all jobs), seconds; compare with the
     /// class's `alone_wall_s`, the sum of its disks' alone runs.
@@ -184,7 +184,7 @@ pub struct ParallelRun {
     pub aggregate: Vec<Aggregate>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ClassSurvey {
     pub class: DiskClass,
     pub disks: Vec<SurveyDisk>,
@@ -196,21 +196,21 @@ pub struct ClassSurvey {
 }
 
 /// A disk the survey left out, and why.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Skipped {
     pub name: String,
     pub reason: String,
 }
 
 /// A job of the survey as fio options.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SurveyJobInfo {
     pub job: String,
     /// `rw=randread bs=16k iodepth=32 direct=1` (fio syntax).
     pub options: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Survey {
     /// `--dry-run`: the plan only, nothing was read.
     pub dry_run: bool,
@@ -229,7 +229,7 @@ pub struct Survey {
 }
 
 /// What `innotune bench --survey` returns (`result.survey` in JSON).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct SurveyReport {
     pub survey: Survey,
 }

@@ -18,6 +18,7 @@ use super::facts::{cnf_bytes, parse_size, DeviceFacts, Facts};
 use super::rules::{Advice, Setting};
 use crate::host::Host;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 pub const UDEV_RULES: &str = "/etc/udev/rules.d/99-innotune.rules";
@@ -35,11 +36,11 @@ pub const LIMITS_NAME: &str = "innotune-limits.conf";
 pub const FSTAB: &str = "fstab.innotune";
 
 /// One emitted file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Emitted {
     /// `udev`, `systemd_unit`, `systemd_unit_link`, `sysctl`, `tmpfiles`,
     /// `mysqld_dropin`, `systemd_dropin`, `fstab`.
-    pub kind: &'static str,
+    pub kind: Cow<'static, str>,
     /// Where it goes on the host (a host path).
     pub path: String,
     /// The file's text (for a link: empty).
@@ -317,7 +318,7 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
         let udev_entries = merge(old_udev, udev);
         let unit_entries = merge(old_unit, unit);
         out.push(Emitted {
-            kind: "udev",
+            kind: "udev".into(),
             path: UDEV_RULES.into(),
             content: render("# Block-queue and NIC settings, applied when a device appears (boot, hotplug).\n# Whole disks only; never device-mapper or zoned devices.\n", &udev_entries, ""),
             symlink: None,
@@ -326,7 +327,7 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
         });
         let service = super::rules::limits::service_name(f);
         out.push(Emitted {
-            kind: "systemd_unit",
+            kind: "systemd_unit".into(),
             path: UNIT.into(),
             content: render(
                 &format!("# The udev rule's settings for hosts without udev, once at boot.\n[Unit]\nDescription=innotune: block queue and NIC settings for the database\nDefaultDependencies=no\nAfter=local-fs.target\nBefore={service}\n\n[Service]\nType=oneshot\nRemainAfterExit=yes\n"),
@@ -339,7 +340,7 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
         });
         if !f.udev {
             out.push(Emitted {
-                kind: "systemd_unit_link",
+                kind: "systemd_unit_link".into(),
                 path: format!("{UNIT_WANTS_DIR}/innotune-queues.service"),
                 content: String::new(),
                 symlink: Some(UNIT.into()),
@@ -351,7 +352,7 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
     let old_sysctl = old(SYSCTL);
     if !sysctl.is_empty() || !old_sysctl.is_empty() {
         out.push(Emitted {
-            kind: "sysctl",
+            kind: "sysctl".into(),
             path: SYSCTL.into(),
             content: render(
                 "# Kernel settings, applied at boot by systemd-sysctl (or: sysctl -p FILE).\n",
@@ -366,7 +367,7 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
     let old_tmp = old(TMPFILES);
     if !tmpfiles.is_empty() || !old_tmp.is_empty() {
         out.push(Emitted {
-            kind: "tmpfiles",
+            kind: "tmpfiles".into(),
             path: TMPFILES.into(),
             content: render(
                 "# Transparent hugepages, written at boot by systemd-tmpfiles.\n",
@@ -397,7 +398,7 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
             }],
         );
         out.push(Emitted {
-            kind: "systemd_dropin",
+            kind: "systemd_dropin".into(),
             path,
             content: render(&format!("# Limits of {service}; takes effect when the service restarts (systemctl daemon-reload; systemctl restart {service}).\n[Service]\n"), &entries, ""),
             symlink: None,
@@ -413,7 +414,7 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
     let old_cnf = old(&cnf_path);
     if !mycnf.is_empty() || !old_cnf.is_empty() {
         out.push(Emitted {
-            kind: "mysqld_dropin",
+            kind: "mysqld_dropin".into(),
             path: cnf_path,
             content: render("# Only the variables innotune changes; static ones take effect at the next restart.\n[mysqld]\n", &merge(old_cnf, mycnf), ""),
             symlink: None,
@@ -426,7 +427,7 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
     }
     if !fstab.is_empty() {
         out.push(Emitted {
-            kind: "fstab",
+            kind: "fstab".into(),
             path: FSTAB.into(),
             content: render("# NOT installed: innotune never edits /etc/fstab. Replace the matching line there.\n", &fstab, ""),
             symlink: None,

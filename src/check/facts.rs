@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Everything `check` knows about the host and its server.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct Facts {
     /// The checked path (the datadir, usually), as a host path.
     pub path: String,
@@ -60,7 +60,7 @@ pub struct Facts {
 }
 
 /// A slow query log digested into classes (`check --slowlog FILE`).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct SlowlogFacts {
     pub file: String,
     pub entries: u64,
@@ -79,7 +79,7 @@ pub struct SlowlogFacts {
 /// never a sample statement: samples carry literal values (names, e-mail
 /// addresses, password hashes) that a check result shared in a ticket or a
 /// fleet report must not spread.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct SlowClass {
     /// pt-query-digest's class id (upper-case MD5 of the fingerprint).
     pub id: String,
@@ -98,7 +98,7 @@ pub struct SlowClass {
 }
 
 /// The datadir's mount.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct MountFacts {
     pub mount_point: String,
     pub fs_type: String,
@@ -115,7 +115,7 @@ pub struct MountFacts {
 }
 
 /// One block device of the stack.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct DeviceFacts {
     /// Kernel name: `nvme0n1`, `sda`, `md0`, `loop0`.
     pub name: String,
@@ -188,7 +188,7 @@ impl DeviceFacts {
 }
 
 /// Host-wide settings.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct HostFacts {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_release: Option<String>,
@@ -254,6 +254,17 @@ impl Serialize for Limit {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Limit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(
+            match <crate::model::process::LimitValue as serde::Deserialize>::deserialize(d)? {
+                crate::model::process::LimitValue::Value(v) => Limit::Value(v),
+                crate::model::process::LimitValue::Unlimited => Limit::Unlimited,
+            },
+        )
+    }
+}
+
 impl Limit {
     /// Is the limit below `n`?
     pub fn below(&self, n: u64) -> bool {
@@ -271,7 +282,7 @@ impl std::fmt::Display for Limit {
 }
 
 /// The server process.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct ProcessFacts {
     pub pid: u32,
     /// `mysqld` or `mariadbd`.
@@ -291,7 +302,7 @@ pub struct ProcessFacts {
 }
 
 /// A rule (udev, systemd unit, tmpfiles.d) that sets a scheduler at boot.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct SchedulerRule {
     /// `udev`, `systemd` or `tmpfiles`.
     pub mechanism: String,
@@ -304,7 +315,7 @@ pub struct SchedulerRule {
 }
 
 /// One NIC and its receive queues.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct NicFacts {
     pub name: String,
     pub rx_queues: Vec<RxQueue>,
@@ -313,7 +324,7 @@ pub struct NicFacts {
     pub irq_counts: Vec<u64>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct RxQueue {
     /// `rx-0`.
     pub name: String,
@@ -325,7 +336,7 @@ pub struct RxQueue {
 }
 
 /// The server, as seen through one connection.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct ServerFacts {
     /// `mysql` or `mariadb`.
     pub flavor: String,
@@ -357,7 +368,7 @@ pub struct ServerFacts {
 }
 
 /// Counters over the sample window.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct Window {
     #[serde(rename = "duration_s")]
     pub seconds: f64,
@@ -438,7 +449,7 @@ impl ServerFacts {
 }
 
 /// A sweep's verdict for the devices it switched.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct SweepFacts {
     /// The results file.
     pub file: String,
@@ -457,7 +468,7 @@ pub struct SweepFacts {
 }
 
 /// A measured quantity and where it comes from.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct Measured {
     pub value: f64,
     /// `bench --results FILE` or `page-write bench, 10 s in DIR`.

@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::path::Path;
 
 /// The server the rules looked at, or why none.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct ServerSummary {
     pub reached: bool,
     /// Socket or host:port and user (never a password).
@@ -31,7 +31,7 @@ pub struct ServerSummary {
 }
 
 /// A file written by `--emit`, and what checked it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct EmittedFile {
     #[serde(flatten)]
     pub file: Emitted,
@@ -41,7 +41,7 @@ pub struct EmittedFile {
     pub validation: Option<Validation>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct CheckReport {
     /// The checked path (host path).
     pub path: String,
@@ -54,7 +54,7 @@ pub struct CheckReport {
     pub rules: Vec<RuleRun>,
     pub notes: Vec<String>,
     /// Files written by `--emit`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub emitted: Vec<EmittedFile>,
     /// What the rules saw.
     pub facts: Facts,
@@ -186,7 +186,7 @@ impl crate::export::Report for CheckReport {
             .titled("Skipped rules");
             for r in skipped {
                 t.row(vec![
-                    r.id.into(),
+                    r.id.as_ref().into(),
                     r.applies_to.clone().into(),
                     r.reason.clone().unwrap_or_default().into(),
                 ]);

@@ -14,13 +14,13 @@ use serde::Serialize;
 use std::path::Path;
 use std::process::Command;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Validation {
     /// The command that checked it.
     pub tool: String,
     pub ok: bool,
     /// Its complaint, one line.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub detail: String,
 }
 
@@ -45,7 +45,7 @@ pub fn server_binary() -> Option<std::path::PathBuf> {
 /// Check one emitted file; `None` when no tool applies or none is installed.
 pub fn check(host: &Host, e: &Emitted) -> Option<Validation> {
     let dir = tempfile::tempdir().ok()?;
-    match e.kind {
+    match e.kind.as_ref() {
         "mysqld_dropin" => {
             let bin = server_binary()?;
             let f = dir.path().join("my.cnf");

@@ -160,7 +160,7 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         fr.pages_checked = c.checked;
         for a in Algo::ALL {
             if c.valid[a.index()] > 0 {
-                fr.valid.insert(a.name(), c.valid[a.index()]);
+                fr.valid.insert(a.name().into(), c.valid[a.index()]);
             }
         }
         fr.empty = c.empty;
@@ -175,7 +175,7 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
             let mut m = BTreeMap::new();
             for (slot, n) in c.types.iter().enumerate() {
                 if *n > 0 {
-                    m.insert(page::TYPE_NAMES[slot], *n);
+                    m.insert(page::TYPE_NAMES[slot].into(), *n);
                 }
             }
             fr.page_types = Some(m);
@@ -194,7 +194,7 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         .map(|(f, b)| BadPage {
             file: reports[target_file[f]].path.clone(),
             page: b.page,
-            page_type: page::page_type_name(b.page_type, targets[f].layout.full_crc32),
+            page_type: page::page_type_name(b.page_type, targets[f].layout.full_crc32).into(),
             stored: b.failure.stored,
             computed: b.failure.computed,
             check: b.failure.check,
@@ -219,7 +219,6 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         } else {
             0.0
         },
-        page_type_summary: args.page_type_summary,
     })
 }
 

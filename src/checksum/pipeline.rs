@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{mpsc, Arc};
 
 /// How the pages were read (reported, so a run says which path it measured).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReadPath {
     /// `--direct` through io_uring (see [`super::ring`]).

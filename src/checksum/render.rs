@@ -66,7 +66,7 @@ fn files_table(r: &ChecksumReport) -> Table {
         let n = |v: u64| Cell::num(v as f64, v.to_string());
         t.row(vec![
             Cell::text(f.path.clone()),
-            Cell::text(g.format),
+            Cell::text(g.format.as_ref()),
             Cell::num(g.page_size_bytes as f64 / 1024.0, page),
             n(g.pages_in_file),
             n(f.pages_checked),
@@ -124,16 +124,18 @@ impl crate::export::Report for ChecksumReport {
                 d.note(Tone::Bad, e.clone());
             }
         }
-        if self.page_type_summary {
-            for f in &self.files {
-                if let Some(types) = &f.page_types {
-                    let mut t = Table::new(vec![Column::text("type"), Column::num("pages", None)])
-                        .titled(format!("page types in {}", f.path));
-                    for (k, v) in types {
-                        t.row(vec![Cell::text(*k), Cell::num(*v as f64, v.to_string())]);
-                    }
-                    d.table(t);
+        // Page types are counted only with --page-type-summary.
+        for f in &self.files {
+            if let Some(types) = &f.page_types {
+                let mut t = Table::new(vec![Column::text("type"), Column::num("pages", None)])
+                    .titled(format!("page types in {}", f.path));
+                for (k, v) in types {
+                    t.row(vec![
+                        Cell::text(k.as_ref()),
+                        Cell::num(*v as f64, v.to_string()),
+                    ]);
                 }
+                d.table(t);
             }
         }
         let tot = &self.totals;

@@ -3,9 +3,10 @@
 
 use super::page::{Algo, Check, Layout, Mode};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct ChecksumReport {
     /// `--algorithm` as given.
     pub algorithm: Mode,
@@ -27,14 +28,12 @@ pub struct ChecksumReport {
     pub read_bytes: u64,
     pub elapsed_s: f64,
     pub read_bytes_per_s: f64,
-    #[serde(skip)]
-    pub page_type_summary: bool,
 }
 
 /// Cap on listed bad pages so a file of garbage cannot exhaust memory.
 pub const MAX_LISTED_BAD: usize = 100_000;
 
-#[derive(Debug, Serialize, Default, Clone)]
+#[derive(Debug, Serialize, serde::Deserialize, Default, Clone)]
 pub struct Totals {
     pub files: u64,
     /// Files that could not be checked (each has an `error`).
@@ -48,24 +47,24 @@ pub struct Totals {
 
 /// What page 0 says about a file (absent when it could not be read or is
 /// not a tablespace).
-#[derive(Debug, Serialize, Clone)]
+#[derive(Debug, Serialize, serde::Deserialize, Clone)]
 pub struct Geometry {
     /// classic | compressed | full_crc32
-    pub format: &'static str,
+    pub format: Cow<'static, str>,
     pub page_size_bytes: usize,
     pub physical_page_size_bytes: usize,
     pub space_id: u32,
     pub pages_in_file: u64,
 }
 
-#[derive(Debug, Serialize, Clone)]
+#[derive(Debug, Serialize, serde::Deserialize, Clone)]
 pub struct FileReport {
     pub path: String,
     #[serde(flatten)]
     pub geometry: Option<Geometry>,
     pub pages_checked: u64,
     /// Valid pages by the algorithm that validated them (non-zero entries only).
-    pub valid: BTreeMap<&'static str, u64>,
+    pub valid: BTreeMap<Cow<'static, str>, u64>,
     pub empty: u64,
     pub skipped: Skipped,
     pub bad: u64,
@@ -75,13 +74,13 @@ pub struct FileReport {
     pub recovered_on_reread: u64,
     /// Page counts by type; only with --page-type-summary.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub page_types: Option<BTreeMap<&'static str, u64>>,
+    pub page_types: Option<BTreeMap<Cow<'static, str>, u64>>,
     /// Why this file could not be (fully) checked (exit 2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
-#[derive(Debug, Serialize, Default, Clone)]
+#[derive(Debug, Serialize, serde::Deserialize, Default, Clone)]
 pub struct Skipped {
     pub doublewrite: u64,
     pub encrypted: u64,
@@ -90,11 +89,11 @@ pub struct Skipped {
     pub free: u64,
 }
 
-#[derive(Debug, Serialize, Clone)]
+#[derive(Debug, Serialize, serde::Deserialize, Clone)]
 pub struct BadPage {
     pub file: String,
     pub page: u64,
-    pub page_type: &'static str,
+    pub page_type: Cow<'static, str>,
     /// Value found on the page (checksum, trailer LSN word, page number or space id).
     pub stored: u32,
     /// Value expected (computed checksum, header LSN word, position, space id of page 0).
@@ -109,7 +108,7 @@ impl FileReport {
     pub fn new(path: String, layout: &Layout, pages_in_file: u64) -> FileReport {
         let mut f = FileReport::failed(path, None);
         f.geometry = Some(Geometry {
-            format: layout.format_name(),
+            format: layout.format_name().into(),
             page_size_bytes: layout.logical,
             physical_page_size_bytes: layout.physical,
             space_id: layout.space_id,

@@ -132,7 +132,7 @@ pub struct ConnArgs {
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where the password came from (reported, never the password itself).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PasswordSource {
     None,
@@ -201,7 +201,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
 
 /// The endpoint as users read it, without the password. JSON: `socket`,
 /// or `host` and `port`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Endpoint {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub socket: Option<String>,
@@ -507,7 +507,7 @@ pub fn one_line(e: &mysql::Error) -> String {
 }
 
 /// Server flavour and version, from `SELECT VERSION()`.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct ServerVersion {
     /// The raw VERSION() string, e.g. `10.11.19-MariaDB-0+deb12u1`.
     pub raw: String,

@@ -214,6 +214,12 @@ impl From<String> for Cell {
     }
 }
 
+impl From<std::borrow::Cow<'_, str>> for Cell {
+    fn from(s: std::borrow::Cow<'_, str>) -> Cell {
+        Cell::text(s)
+    }
+}
+
 impl From<&str> for Cell {
     fn from(s: &str) -> Cell {
         Cell::text(s)

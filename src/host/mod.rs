@@ -127,11 +127,69 @@ pub fn normalize(p: &Path) -> PathBuf {
 /// A value read from the host, or why it could not be. Serialises as the
 /// value itself, or as `{"unknown": "reason"}`, so JSON consumers can tell a
 /// real `0` from a missing file.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Known<T> {
     Value(T),
     Unknown { unknown: String },
+}
+
+/// Read back: an object whose only key is `unknown`, a string, is the
+/// reason; anything else is the value (so a map, a list or a struct of
+/// defaults is never mistaken for `{"unknown": …}`, nor the other way round).
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Known<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Raw<T> {
+            Unknown(Reason),
+            Value(T),
+        }
+        // An untagged enum's own error names neither; say what was expected.
+        let raw = <Raw<T> as serde::Deserialize>::deserialize(d).map_err(|_| {
+            <D::Error as serde::de::Error>::custom(format!(
+                "neither a {} nor {{\"unknown\": \"<reason>\"}}",
+                std::any::type_name::<T>()
+                    .split('<')
+                    .next()
+                    .and_then(|t| t.rsplit("::").next())
+                    .unwrap_or("value")
+            ))
+        })?;
+        Ok(match raw {
+            Raw::Unknown(r) => Known::Unknown { unknown: r.0 },
+            Raw::Value(v) => Known::Value(v),
+        })
+    }
+}
+
+/// `{"unknown": "reason"}` and nothing else: a map of exactly that key (a
+/// derived struct would also take `["reason"]` or ignore other keys).
+struct Reason(String);
+
+impl<'de> serde::Deserialize<'de> for Reason {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Reason;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(r#"{"unknown": "<reason>"}"#)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Reason, A::Error> {
+                let (Some((k, v)), None) = (
+                    m.next_entry::<String, String>()?,
+                    m.next_key::<serde::de::IgnoredAny>()?,
+                ) else {
+                    return Err(serde::de::Error::custom("not a lone \"unknown\" key"));
+                };
+                if k != "unknown" {
+                    return Err(serde::de::Error::custom("not a lone \"unknown\" key"));
+                }
+                Ok(Reason(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 impl<T> Known<T> {
@@ -191,5 +249,26 @@ mod tests {
             Known::Unknown { unknown } => assert!(unknown.contains("vm.swappiness")),
             _ => panic!("expected unknown"),
         }
+    }
+
+    #[test]
+    fn known_reads_back_a_lone_unknown_key_only() {
+        use std::collections::BTreeMap;
+        let back = |j: &str| serde_json::from_str::<Known<BTreeMap<String, String>>>(j).unwrap();
+        assert_eq!(back(r#"{"unknown": "no file"}"#), Known::unknown("no file"));
+        // A map that merely has the key, or none at all, is a value.
+        let two = back(r#"{"unknown": "a", "b": "c"}"#);
+        assert_eq!(two.value().map(|m| m.len()), Some(2));
+        assert_eq!(back("{}").value().map(|m| m.len()), Some(0));
+        // A one-item list is a value, not a positional reason.
+        let list: Known<Vec<String>> = serde_json::from_str(r#"["none"]"#).unwrap();
+        assert_eq!(list, Known::Value(vec!["none".to_string()]));
+        let n: Known<u64> = serde_json::from_str("0").unwrap();
+        assert_eq!(n, Known::Value(0));
+        let j = serde_json::to_string(&Known::<u64>::unknown("r")).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Known<u64>>(&j).unwrap(),
+            Known::unknown("r")
+        );
     }
 }

@@ -6,15 +6,16 @@ use crate::error::Fix;
 use crate::Ctx;
 use anyhow::Result;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 pub use crate::change::Outcome;
 
 /// One entry and its outcome. Never a file's contents: they may hold
 /// secrets (`--dry-run` prints the same rows).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Restored {
-    pub kind: &'static str,
+    pub kind: Cow<'static, str>,
     pub path: PathBuf,
     /// sysfs, sysctl, server variable: the value put back.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -45,7 +46,7 @@ pub fn restore_entries(entries: &[Entry], dry_run: bool) -> Vec<Restored> {
         let held = c.priority() >= Priority::FILE;
         let r = match running.iter().find(|d| held && d.starts_with(&path)) {
             Some(d) => Restored {
-                kind: c.typetag_name(),
+                kind: c.typetag_name().into(),
                 path: path.clone(),
                 original: None,
                 found: None,
@@ -57,7 +58,7 @@ pub fn restore_entries(entries: &[Entry], dry_run: bool) -> Vec<Restored> {
             None => {
                 let u = c.undo(dry_run);
                 Restored {
-                    kind: c.typetag_name(),
+                    kind: c.typetag_name().into(),
                     path: path.clone(),
                     original: u.original,
                     found: u.found,
@@ -128,7 +129,7 @@ pub fn validate_entries(path: &Path, entries: &[Entry]) -> Result<()> {
 }
 
 /// `innotune restore`'s result.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct RestoreReport {
     /// Path of the journal file looked at.
     pub journal: PathBuf,

@@ -5,9 +5,8 @@
 //! Counts add up; rates are the sum of each client's rate (each measured
 //! over its own run of the same length); latency percentiles come from the
 //! sum of the clients' histograms, since a percentile of the union is not
-//! any mix of the clients' percentiles. The inputs are read as JSON values
-//! rather than deserialised into `OltpResult`, whose JSON form is written by
-//! a hand-made `Serialize` (units converted) and has no reverse.
+//! any mix of the clients' percentiles. The inputs are read as JSON values,
+//! only the fields merging needs.
 
 pub mod cli;
 
@@ -22,7 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct MergeReport {
     pub workload: String,
     pub clients: Vec<Client>,
@@ -30,14 +29,14 @@ pub struct MergeReport {
     pub runs: Vec<MergedRun>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct Client {
     pub file: String,
     pub hostname: Value,
     pub generated_at: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct MergedRun {
     /// Threads over all clients.
     pub threads: u64,
@@ -59,7 +58,7 @@ pub struct MergedRun {
     pub histogram: HistogramJson,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct MergedLatency {
     pub min_ns: u64,
     pub avg_ns: u64,
@@ -69,7 +68,7 @@ pub struct MergedLatency {
     pub p99_ns: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct ClientShare {
     pub threads: u64,
     pub transactions: u64,

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// What kind of device this is, from its driver and name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     Nvme,
@@ -76,7 +76,7 @@ impl Kind {
 /// What class of disk a device is, for the scheduler class rule (check)
 /// and the disk survey (bench --survey): one classifier, so the two never
 /// disagree about a disk. Ordered as reports list them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DiskClass {
     Nvme,
@@ -181,7 +181,7 @@ pub fn kind_of(host: &Host, disk_sys: &Path, name: &str) -> Kind {
 /// `wbt_lat_usec` as `wbt_lat_ns` (× 1000). The scheduler's own tunables
 /// keep the kernel's names and text, since their units differ per scheduler
 /// and kernel version and a tool writes them back verbatim.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Queue {
     /// The active I/O scheduler (the bracketed one in queue/scheduler).
     pub scheduler: Known<String>,

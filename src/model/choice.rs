@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 /// A parsed choice file: the active value and every value offered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Choice {
     pub active: String,
     /// Every value the kernel offers, in its order (the active one included).

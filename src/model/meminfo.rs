@@ -6,7 +6,7 @@ use procfs_core::FromRead;
 use serde::Serialize;
 
 /// The memory figures innotune uses, in bytes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Memory {
     /// MemTotal: RAM the kernel manages.
     pub total_bytes: u64,

@@ -20,7 +20,7 @@ use serde::Serialize;
 use std::path::{Component, Path};
 
 /// One line of mountinfo, decoded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Mount {
     /// Where it is mounted (octal escapes such as `\040` decoded).
     pub mount_point: String,
@@ -44,7 +44,7 @@ pub struct Mount {
 }
 
 /// The options that change what InnoDB's I/O costs, decoded from both lists.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct MountDecoded {
     /// `noatime`, `relatime` or `strictatime` (no flag in mountinfo = strict).
     pub atime: String,

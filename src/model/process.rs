@@ -40,7 +40,7 @@ pub fn cmdline(host: &Host, pid: u32) -> std::io::Result<Vec<String>> {
 }
 
 /// A soft/hard rlimit pair.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Limit {
     pub soft: LimitValue,
     pub hard: LimitValue,
@@ -58,6 +58,24 @@ impl Serialize for LimitValue {
         match self {
             LimitValue::Value(v) => s.serialize_u64(*v),
             LimitValue::Unlimited => s.serialize_str("unlimited"),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LimitValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Value(u64),
+            Word(String),
+        }
+        match <Raw as serde::Deserialize>::deserialize(d)? {
+            Raw::Value(v) => Ok(LimitValue::Value(v)),
+            Raw::Word(w) if w == "unlimited" => Ok(LimitValue::Unlimited),
+            Raw::Word(w) => Err(serde::de::Error::custom(format!(
+                "limit {w:?} is neither a number nor \"unlimited\""
+            ))),
         }
     }
 }
@@ -244,5 +262,17 @@ Max realtime timeout      unlimited            unlimited            us        \n
         ] {
             assert_eq!(parse_start_ticks(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn limits_read_back_with_unlimited() {
+        let l = Limit {
+            soft: LimitValue::Value(1024),
+            hard: LimitValue::Unlimited,
+        };
+        let j = serde_json::to_string(&l).unwrap();
+        assert_eq!(j, r#"{"soft":1024,"hard":"unlimited"}"#);
+        assert_eq!(serde_json::from_str::<Limit>(&j).unwrap(), l);
+        assert!(serde_json::from_str::<LimitValue>(r#""lots""#).is_err());
     }
 }

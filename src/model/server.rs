@@ -8,7 +8,7 @@ use crate::host::{Host, Known};
 use serde::Serialize;
 use std::path::Path;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Mysqld {
     pub pid: u32,
     /// `mysqld` or `mariadbd` (/proc/PID/comm).

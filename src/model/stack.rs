@@ -26,7 +26,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// How a device was reached from the one above it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Relation {
     /// The filesystem's own device (top of the stack).
@@ -53,7 +53,7 @@ impl Relation {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Partition {
     pub number: Known<u64>,
     /// Where the partition starts on its disk (`start` × 512).
@@ -62,7 +62,7 @@ pub struct Partition {
     pub disk: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Md {
     /// `raid0`, `raid1`, `raid10`, `raid5`, …
     pub level: Known<String>,
@@ -72,7 +72,7 @@ pub struct Md {
     pub raid_disks: Known<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Dm {
     /// The mapper name (`vg0-mysql`), as under /dev/mapper.
     pub name: Known<String>,
@@ -81,7 +81,7 @@ pub struct Dm {
     pub target: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct LoopInfo {
     /// The backing file as the kernel recorded it (host path).
     pub backing_file: Known<String>,
@@ -94,7 +94,7 @@ pub struct LoopInfo {
 }
 
 /// One device of the stack, with how it was reached.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct StackDevice {
     /// Kernel name: `nvme0n1p2`, `sda`, `md0`, `dm-0`, `loop0`, …
     pub name: String,
@@ -122,7 +122,7 @@ pub struct StackDevice {
 }
 
 /// An overlay mount on the way down: where its writes go.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Overlay {
     /// Mount point of the overlay.
     pub mount_point: String,

@@ -6,7 +6,7 @@ use super::{choice, meminfo};
 use crate::host::{Host, Known};
 use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct System {
     pub kernel_release: Known<String>,
     /// Online CPUs (/sys/devices/system/cpu/online).

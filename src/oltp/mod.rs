@@ -50,6 +50,7 @@ use anyhow::Result;
 pub use died::ServerProcess;
 pub use prepare::{check_tables, cleanup, ddl, prepare};
 use rand::RandSpec;
+pub use render::thread_series;
 pub use report::{execute, OltpReport};
 pub use result::{
     Fairness, Interval, Latency, OltpResult, PrepareResult, PreparedTable, QueryCounts,
@@ -67,7 +68,7 @@ fn ser_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S
 }
 
 /// Everything a run needs; `Default` is sysbench 1.0.20's defaults.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct OltpOptions {
     pub workload: Workload,
     pub db: String,
@@ -76,7 +77,11 @@ pub struct OltpOptions {
     pub threads: u32,
     /// Time limit (None or zero: none). JSON: `time_s`, seconds, or
     /// `{"unknown": …}` without a limit.
-    #[serde(rename = "time_s", serialize_with = "ser_secs")]
+    #[serde(
+        rename = "time_s",
+        serialize_with = "ser_secs",
+        deserialize_with = "de_secs"
+    )]
     pub time: Option<Duration>,
     /// Event limit (0: none).
     pub events: u64,
@@ -108,12 +113,31 @@ pub struct OltpOptions {
     /// in an event-limited run, at all) before the run fails naming the
     /// server. Above InnoDB's default lock wait (50 s), so a lock wait in
     /// flight at the end is not mistaken for a stall.
-    #[serde(rename = "stall_timeout_s", serialize_with = "ser_secs_f64")]
+    #[serde(
+        rename = "stall_timeout_s",
+        serialize_with = "ser_secs_f64",
+        deserialize_with = "de_secs_f64"
+    )]
     pub stall_timeout: Duration,
 }
 
 fn ser_secs_f64<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
+}
+
+fn de_secs_f64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let s = <f64 as serde::Deserialize>::deserialize(d)?;
+    Duration::try_from_secs_f64(s).map_err(serde::de::Error::custom)
+}
+
+/// The inverse of [`ser_secs`]: `{"unknown": …}` is no time limit.
+fn de_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    match <crate::host::Known<f64> as serde::Deserialize>::deserialize(d)? {
+        crate::host::Known::Value(s) => Duration::try_from_secs_f64(s)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+        crate::host::Known::Unknown { .. } => Ok(None),
+    }
 }
 
 /// The default `--stall-timeout`.

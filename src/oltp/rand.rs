@@ -11,7 +11,7 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RandType {
     Special,
@@ -21,7 +21,7 @@ pub enum RandType {
 }
 
 /// Distribution parameters (sysbench's `--rand-spec-*`, `--rand-pareto-h`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RandSpec {
     pub kind: RandType,
     pub spec_iter: u32,

@@ -6,7 +6,7 @@
 
 use super::report::OltpReport;
 use super::result::OltpResult;
-use crate::export::doc::{Cell, Column, KeyValues, Table, Tone};
+use crate::export::doc::{Cell, ChartKind, Column, KeyValues, Line, Point, Series, Table, Tone};
 use crate::export::Document;
 use crate::host::Known;
 use std::io::{self, Write};
@@ -238,6 +238,9 @@ impl crate::export::Report for OltpReport {
                     ]);
                 }
                 doc.table(t);
+                for s in thread_series(&self.runs) {
+                    doc.series(s);
+                }
             }
         }
         for r in self.runs.iter().filter(|r| r.error.is_some()) {
@@ -253,4 +256,46 @@ impl crate::export::Report for OltpReport {
         }
         doc
     }
+}
+
+/// TPS and QPS against threads, one chart each per workload that ran at
+/// two or more thread counts (the table has the numbers).
+pub fn thread_series(runs: &[OltpResult]) -> Vec<Series> {
+    let mut workloads: Vec<&str> = Vec::new();
+    for r in runs {
+        if !workloads.contains(&r.workload.as_str()) {
+            workloads.push(&r.workload);
+        }
+    }
+    type Get = fn(&OltpResult) -> f64;
+    let metrics: [(&str, &str, Get); 2] = [("TPS", "tps", |r| r.tps), ("QPS", "qps", |r| r.qps)];
+    let mut out = Vec::new();
+    for w in workloads {
+        let of: Vec<&OltpResult> = runs.iter().filter(|r| r.workload == w).collect();
+        if of.len() < 2 {
+            continue;
+        }
+        for (metric, unit, get) in metrics {
+            out.push(Series {
+                title: format!("{w}: {metric} against threads"),
+                kind: ChartKind::Line,
+                x_label: "threads".into(),
+                y_label: metric.into(),
+                y_unit: Some(unit.into()),
+                lines: vec![Line {
+                    name: metric.into(),
+                    points: of
+                        .iter()
+                        .map(|r| Point {
+                            x: r.threads.to_string(),
+                            y: get(r),
+                            ci: None,
+                        })
+                        .collect(),
+                }],
+                table_fallback: false,
+            });
+        }
+    }
+    out
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::time::Duration;
 
 /// What `innotune oltp` reports.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct OltpReport {
     pub workload: String,
     pub command: String,

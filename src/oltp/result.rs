@@ -4,7 +4,8 @@
 //! report prints it and as `sweep` reads it); the JSON follows
 //! docs/json.md's rule (latency as integer `_ns`, rates `_per_s`,
 //! durations `_s`, shares `_pct`, `{"unknown": reason}` instead of null).
-//! The conversion lives here, in the `Serialize` side only.
+//! The conversion lives here, both ways (`innotune report` reads the JSON
+//! back into these types).
 
 use super::status;
 use crate::host::Known;
@@ -12,7 +13,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct QueryCounts {
     pub read: u64,
     pub write: u64,
@@ -72,8 +73,46 @@ impl Serialize for Latency {
     }
 }
 
+/// Whole nanoseconds as milliseconds (the inverse of [`ms_to_ns`]).
+pub fn ns_to_ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+impl<'de> serde::Deserialize<'de> for Latency {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Raw {
+            min_ns: u64,
+            avg_ns: u64,
+            max_ns: u64,
+            sum_ns: u64,
+            percentile: u8,
+            percentile_ns: Known<u64>,
+            p50_ns: Known<u64>,
+            p95_ns: Known<u64>,
+            p99_ns: Known<u64>,
+        }
+        let r = <Raw as serde::Deserialize>::deserialize(d)?;
+        let mut percentiles = BTreeMap::new();
+        for (p, v) in [("50", r.p50_ns), ("95", r.p95_ns), ("99", r.p99_ns)] {
+            if let Known::Value(ns) = v {
+                percentiles.insert(p.to_string(), ns_to_ms(ns));
+            }
+        }
+        Ok(Latency {
+            min: ns_to_ms(r.min_ns),
+            avg: ns_to_ms(r.avg_ns),
+            max: ns_to_ms(r.max_ns),
+            percentile: r.percentile,
+            percentile_value: r.percentile_ns.value().map(|&ns| ns_to_ms(ns)),
+            sum: ns_to_ms(r.sum_ns),
+            percentiles,
+        })
+    }
+}
+
 /// sysbench's "Threads fairness" (exec times in seconds).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Fairness {
     pub events_avg: f64,
     pub events_stddev: f64,
@@ -84,7 +123,7 @@ pub struct Fairness {
 }
 
 /// One intermediate report line.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Interval {
     /// Seconds since the start.
     #[serde(rename = "t_s")]
@@ -101,7 +140,11 @@ pub struct Interval {
     #[serde(rename = "others_per_s")]
     pub other_qps: f64,
     /// The interval's `--percentile` latency, ms.
-    #[serde(rename = "percentile_ns", serialize_with = "ser_opt_ms")]
+    #[serde(
+        rename = "percentile_ns",
+        serialize_with = "ser_opt_ms",
+        deserialize_with = "de_opt_ms"
+    )]
     pub latency_pct_ms: Option<f64>,
     #[serde(rename = "ignored_errors_per_s")]
     pub errors_per_sec: f64,
@@ -117,6 +160,19 @@ fn ser_opt_ms<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     .serialize(s)
 }
 
+fn de_opt_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let k = <Known<u64> as serde::Deserialize>::deserialize(d)?;
+    Ok(k.value().map(|&ns| ns_to_ms(ns)))
+}
+
+fn de_server<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<status::Derived>, D::Error> {
+    let k = <Known<status::Derived> as serde::Deserialize>::deserialize(d)?;
+    Ok(match k {
+        Known::Value(v) => Some(v),
+        Known::Unknown { .. } => None,
+    })
+}
+
 fn ser_server<S: Serializer>(v: &Option<status::Derived>, s: S) -> Result<S::Ok, S::Error> {
     match v {
         Some(d) => Known::Value(d),
@@ -126,7 +182,7 @@ fn ser_server<S: Serializer>(v: &Option<status::Derived>, s: S) -> Result<S::Ok,
 }
 
 /// The figures of one run (one thread count).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct OltpResult {
     pub workload: String,
     pub threads: u32,
@@ -154,11 +210,12 @@ pub struct OltpResult {
     pub fairness: Fairness,
     pub intervals: Vec<Interval>,
     /// Derived server metrics; None when SHOW GLOBAL STATUS was unavailable.
-    #[serde(serialize_with = "ser_server")]
+    #[serde(serialize_with = "ser_server", deserialize_with = "de_server")]
     pub server: Option<status::Derived>,
     pub status_samples: Vec<status::Sample>,
     /// The whole-run latency histogram's slot counts (sysbench's 1024
-    /// slots, see [`super::hist`]); in JSON only with `--json-histogram`.
+    /// slots, see [`super::hist`]); in JSON only with `--json-histogram`
+    /// (as `histogram`); empty when read back (no document uses it).
     #[serde(skip)]
     pub hist_counts: Vec<u64>,
     /// `--json-histogram`: the histogram, so results of several clients can
@@ -217,7 +274,7 @@ impl HistogramJson {
 }
 
 /// One table created by prepare.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PreparedTable {
     pub table: String,
     pub rows: u64,
@@ -227,7 +284,7 @@ pub struct PreparedTable {
     pub secondary_index: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PrepareResult {
     pub tables: Vec<PreparedTable>,
     #[serde(rename = "elapsed_s")]
@@ -259,5 +316,38 @@ mod tests {
         assert!(j["percentile_ns"]["unknown"].is_string(), "{j}");
         assert!(j["p50_ns"]["unknown"].is_string(), "{j}");
         assert!(!j.to_string().contains("null"), "{j}");
+    }
+
+    #[test]
+    fn latency_reads_back_in_ms() {
+        let l = Latency {
+            min: 0.5,
+            avg: 1.25,
+            max: 9.0,
+            percentile: 95,
+            percentile_value: Some(3.5),
+            sum: 100.0,
+            percentiles: [("50".to_string(), 1.0), ("99".to_string(), 2.5)]
+                .into_iter()
+                .collect(),
+        };
+        let j = serde_json::to_value(&l).unwrap();
+        let back: Latency = serde_json::from_value(j.clone()).unwrap();
+        assert_eq!(back.avg, 1.25);
+        assert_eq!(back.percentile_value, Some(3.5));
+        // p95 was not measured: it stays absent, not 0.
+        assert_eq!(back.percentiles.len(), 2);
+        assert_eq!(back.percentiles["99"], 2.5);
+        assert_eq!(serde_json::to_value(&back).unwrap(), j);
+        let none: Latency = serde_json::from_value(
+            serde_json::to_value(Latency {
+                percentile: 0,
+                percentile_value: None,
+                ..l
+            })
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(none.percentile_value, None);
     }
 }

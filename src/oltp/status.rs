@@ -31,7 +31,7 @@ pub const KEPT: &[&str] = &[
 ];
 
 /// One sample: seconds since the run started and the kept counters.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Sample {
     #[serde(rename = "t_s")]
     pub t: f64,
@@ -58,7 +58,7 @@ pub fn sample(conn: &mut mysql::Conn, t: f64) -> Result<Sample> {
 /// What the advisor reads after a run. A figure is `{"unknown": reason}`
 /// when the server does not report the counters it needs (e.g. a
 /// non-InnoDB server).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Derived {
     /// Seconds between the first and the last sample.
     pub elapsed_s: f64,

@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 #[clap(rename_all = "snake_case")]
 pub enum Workload {
@@ -149,6 +149,24 @@ pub enum IgnoreErrors {
 
 fn ser_all<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str("all")
+}
+
+impl<'de> serde::Deserialize<'de> for IgnoreErrors {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Word(String),
+            Codes(Vec<u16>),
+        }
+        match <Raw as serde::Deserialize>::deserialize(d)? {
+            Raw::Word(w) if w == "all" => Ok(IgnoreErrors::All),
+            Raw::Word(w) => Err(serde::de::Error::custom(format!(
+                "ignore_errors {w:?} is neither \"all\" nor a list of codes"
+            ))),
+            Raw::Codes(c) => Ok(IgnoreErrors::Codes(c)),
+        }
+    }
 }
 
 impl IgnoreErrors {
@@ -604,5 +622,15 @@ mod tests {
         assert!(l.contains(1213) && !l.contains(2013));
         assert!(IgnoreErrors::parse("all").unwrap().contains(2013));
         assert!(IgnoreErrors::parse("12x").is_err());
+    }
+
+    #[test]
+    fn ignore_errors_reads_back() {
+        for v in [IgnoreErrors::All, IgnoreErrors::Codes(vec![1213, 1205])] {
+            let j = serde_json::to_value(&v).unwrap();
+            let back: IgnoreErrors = serde_json::from_value(j.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&back).unwrap(), j);
+        }
+        assert!(serde_json::from_str::<IgnoreErrors>(r#""some""#).is_err());
     }
 }

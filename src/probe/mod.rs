@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 /// Everything probe knows about a path (the `result` of `--format json`,
 /// documented in docs/json-probe.md).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ProbeReport {
     /// The root all host reads went through (`/` = this machine).
     pub root: String,

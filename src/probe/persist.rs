@@ -17,7 +17,7 @@ const UNIT_DIRS: [&str; 1] = ["/etc/systemd/system"];
 const TMPFILES_DIRS: [&str; 1] = ["/etc/tmpfiles.d"];
 
 /// One rule that sets a scheduler for at least one device of the stack.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SchedulerRule {
     /// `udev`, `systemd` or `tmpfiles`.
     pub mechanism: String,

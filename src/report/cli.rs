@@ -1,11 +1,12 @@
 use clap::Args;
 use std::path::PathBuf;
 
-/// Render one or several innotune results (JSON v2 from `--format json` of
-/// probe, check, sweep, bench, oltp or tune, or a tune report directory's
-/// *.json) into one self-contained HTML page or markdown for a ticket.
-/// Several results are shown side by side, with a comparison table of the
-/// figures they share. Reads only the files given.
+/// Render one or several innotune results (JSON v2 from any command's
+/// `--format json`, or a tune report directory's *.json) into one
+/// self-contained HTML page or markdown for a ticket, each as its command's
+/// own `--format html` shows it. Several results are shown side by side,
+/// with a comparison table of the figures they share. Reads only the files
+/// given (and, for a tune.json, the sweep.json tune wrote next to it).
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
@@ -15,7 +16,8 @@ Examples:
   innotune report sweep.json --format markdown                to stdout
 
 The format follows -o's extension (.html/.htm, .md/.markdown, .txt, .json), else --format.
-Exit codes: 0 rendered; 2 a file is missing or is not an innotune JSON v2 result.")]
+Exit codes: 0 rendered; 2 a file is missing, is not an innotune JSON v2 result, or was written by
+an innotune whose result this one cannot read back.")]
 pub struct ReportArgs {
     /// Result files written by innotune with --format json (envelope v2).
     #[arg(required = true, value_name = "RESULT.json")]

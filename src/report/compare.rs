@@ -8,11 +8,14 @@
 //! `oltp-after.json`.
 
 use super::load::Input;
-use super::render::{lat_unit, num, text};
+use super::typed::Typed;
+use crate::bench::report::BenchResult;
 use crate::export::doc::{Cell, ChartKind, Column, Line, Point, Series, Table, Tone};
 use crate::export::text::fmt_num;
+use crate::finding::Severity;
+use crate::oltp::OltpResult;
+use crate::sweep::trials::Unit;
 use serde::Serialize;
-use serde_json::Value;
 
 /// One figure of one run.
 #[derive(Debug, Clone, Serialize)]
@@ -53,20 +56,16 @@ fn m(
     })
 }
 
-fn arr(v: &Value) -> &[Value] {
-    v.as_array().map(Vec::as_slice).unwrap_or(&[])
-}
-
-fn oltp_runs(out: &mut Vec<Metric>, runs: &Value) {
-    for r in arr(runs) {
-        let w = text(&r["workload"]);
-        let t = text(&r["threads"]);
+fn oltp_runs(out: &mut Vec<Metric>, runs: &[OltpResult]) {
+    for r in runs {
+        let w = &r.workload;
+        let t = r.threads.to_string();
         out.extend(m(
             format!("{w} TPS"),
             "threads",
             t.clone(),
             "tps",
-            num(&r["transactions_per_s"]),
+            Some(r.tps),
             Some(true),
         ));
         out.extend(m(
@@ -74,7 +73,7 @@ fn oltp_runs(out: &mut Vec<Metric>, runs: &Value) {
             "threads",
             t.clone(),
             "qps",
-            num(&r["queries_per_s"]),
+            Some(r.qps),
             Some(true),
         ));
         out.extend(m(
@@ -82,7 +81,7 @@ fn oltp_runs(out: &mut Vec<Metric>, runs: &Value) {
             "threads",
             t,
             "ms",
-            num(&r["latency"]["p95_ns"]).map(|n| n / 1e6),
+            r.latency_ms.percentiles.get("95").copied(),
             Some(false),
         ));
     }
@@ -90,83 +89,91 @@ fn oltp_runs(out: &mut Vec<Metric>, runs: &Value) {
 
 /// The headline figures of one result.
 pub fn metrics(i: &Input) -> Vec<Metric> {
-    let r = i.result();
     let mut out = Vec::new();
-    match i.command.as_str() {
-        "oltp" | "tune-oltp" => oltp_runs(&mut out, &r["runs"]),
-        "sweep" => {
-            let max = arr(&r["results"])
+    match &i.result {
+        Typed::Oltp(r) => oltp_runs(&mut out, &r.runs),
+        Typed::TuneOltp(r) => oltp_runs(&mut out, &r.runs),
+        Typed::Sweep(r) => {
+            let max = r
+                .results
                 .iter()
-                .filter_map(|c| num(&c["p99_ns"]["median"]))
+                .filter_map(|c| c.p99_ns.as_ref().map(|p| p.median as f64))
                 .fold(0.0, f64::max);
             let lat = lat_unit(max);
-            for c in arr(&r["results"]) {
-                let w = text(&c["workload"]);
-                let cand = text(&c["candidate"]);
-                let unit = text(&c["throughput"]["unit"]);
+            for c in &r.results {
+                let unit = match c.throughput.unit {
+                    Unit::Iops => "iops",
+                    Unit::Tps => "tps",
+                };
                 out.extend(m(
-                    format!("{w} throughput"),
+                    format!("{} throughput", c.workload),
                     "scheduler",
-                    cand.clone(),
-                    &unit,
-                    num(&c["throughput"]["median"]),
+                    c.candidate.clone(),
+                    unit,
+                    Some(c.throughput.summary.median),
                     Some(true),
                 ));
                 out.extend(m(
-                    format!("{w} p99"),
+                    format!("{} p99", c.workload),
                     "scheduler",
-                    cand,
+                    c.candidate.clone(),
                     lat.name,
-                    num(&c["p99_ns"]["median"]).map(|n| n / lat.ns),
+                    c.p99_ns.as_ref().map(|p| p.median as f64 / lat.ns),
                     Some(false),
                 ));
             }
         }
-        "bench" => {
-            for j in arr(&r["result"]["jobs"]) {
-                let name = text(&j["name"]);
-                for dir in ["read", "write"] {
-                    let x = &j[dir];
-                    if !x.is_object() {
-                        continue;
+        Typed::Bench(b) => {
+            if let BenchResult::Run(r) = b.as_ref() {
+                for j in r.result.iter().flat_map(|w| &w.jobs) {
+                    for (dir, x) in [("read", &j.read), ("write", &j.write)] {
+                        let Some(x) = x else { continue };
+                        out.extend(m(
+                            format!("{dir} IOPS"),
+                            "job",
+                            j.name.clone(),
+                            "IOPS",
+                            Some(x.iops),
+                            Some(true),
+                        ));
+                        out.extend(m(
+                            format!("{dir} p99"),
+                            "job",
+                            j.name.clone(),
+                            "µs",
+                            Some(x.clat_ns.p99 as f64 / 1e3),
+                            Some(false),
+                        ));
                     }
-                    out.extend(m(
-                        format!("{dir} IOPS"),
-                        "job",
-                        name.clone(),
-                        "IOPS",
-                        num(&x["iops_per_s"]),
-                        Some(true),
-                    ));
-                    out.extend(m(
-                        format!("{dir} p99"),
-                        "job",
-                        name.clone(),
-                        "µs",
-                        num(&x["clat"]["p99_ns"]).map(|n| n / 1e3),
-                        Some(false),
-                    ));
                 }
             }
         }
-        "tune" => {
-            for p in arr(&r["oltp"]["pairs"]) {
-                let w = text(&p["workload"]);
-                let t = text(&p["threads"]);
-                for side in ["before", "after"] {
+        Typed::Tune(r) => {
+            for p in r.oltp.iter().flat_map(|o| &o.pairs) {
+                let t = p.threads.to_string();
+                for (side, x) in [("before", &p.before), ("after", &p.after)] {
                     out.extend(m(
-                        format!("{w} TPS ({side})"),
+                        format!("{} TPS ({side})", p.workload),
                         "threads",
                         t.clone(),
                         "tps",
-                        num(&p[side]["tps_per_s"]),
+                        Some(x.tps_per_s),
                         Some(true),
                     ));
                 }
             }
-            findings_count(&mut out, "tune", &r["findings"]);
+            findings_count(
+                &mut out,
+                "tune",
+                r.findings.iter().map(|a| a.finding.severity),
+            );
         }
-        "check" | "probe" => findings_count(&mut out, &i.command, &r["findings"]),
+        Typed::Check(r) => findings_count(
+            &mut out,
+            "check",
+            r.findings.iter().map(|a| a.finding.severity),
+        ),
+        Typed::Probe(r) => findings_count(&mut out, "probe", r.findings.iter().map(|f| f.severity)),
         _ => {}
     }
     out
@@ -174,17 +181,44 @@ pub fn metrics(i: &Input) -> Vec<Metric> {
 
 /// Findings by severity, keyed by the command: probe's and check's rules
 /// differ, so only results of the same command line up.
-fn findings_count(out: &mut Vec<Metric>, command: &str, list: &Value) {
-    for sev in ["critical", "warning", "notice", "info"] {
-        let n = arr(list).iter().filter(|f| f["severity"] == sev).count();
+fn findings_count(out: &mut Vec<Metric>, command: &str, list: impl Iterator<Item = Severity>) {
+    let list: Vec<Severity> = list.collect();
+    for sev in [
+        Severity::Critical,
+        Severity::Warning,
+        Severity::Notice,
+        Severity::Info,
+    ] {
+        let n = list.iter().filter(|f| **f == sev).count();
         out.extend(m(
             format!("{command} findings"),
             "severity",
-            sev.into(),
+            sev.as_str().into(),
             "",
             Some(n as f64),
             Some(false),
         ));
+    }
+}
+
+/// Latency in ns shown in the unit that suits the largest of them.
+#[derive(Clone, Copy)]
+struct LatUnit {
+    name: &'static str,
+    ns: f64,
+}
+
+fn lat_unit(max_ns: f64) -> LatUnit {
+    if max_ns >= 10e6 {
+        LatUnit {
+            name: "ms",
+            ns: 1e6,
+        }
+    } else {
+        LatUnit {
+            name: "µs",
+            ns: 1e3,
+        }
     }
 }
 
@@ -257,9 +291,7 @@ pub fn table(c: &Comparison, inputs: &[Input]) -> Table {
     };
     t.row(info("result", &|i: &Input| i.command.clone()));
     t.row(info("host", &|i: &Input| i.hostname()));
-    t.row(info("kernel", &|i: &Input| {
-        text(&i.envelope["host"]["kernel"])
-    }));
+    t.row(info("kernel", &|i: &Input| i.kernel()));
     t.row(info("generated", &|i: &Input| i.generated_at().to_string()));
     for s in &c.shared {
         let mut row = vec![

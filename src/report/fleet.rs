@@ -8,6 +8,7 @@
 //! severity, worst first.
 
 use super::load::Input;
+use super::typed::Typed;
 use crate::export::doc::{Cell, Column, Table, Tone};
 use crate::finding::Severity;
 use serde::Serialize;
@@ -40,12 +41,13 @@ pub fn groups(inputs: &[Input]) -> Vec<Group> {
     let mut by_id: BTreeMap<String, Group> = BTreeMap::new();
     for i in &checks {
         let host = i.hostname();
-        for f in i.result()["findings"].as_array().into_iter().flatten() {
-            let Some(id) = f["id"].as_str() else { continue };
-            let sev: Severity = serde_json::from_value(f["severity"].clone()).unwrap_or_default();
-            let rec = f["recommended"].as_str().map(str::to_string);
-            let observed = f["observed"].as_str().unwrap_or("").to_string();
-            let subject = f["subject"]["name"].as_str().unwrap_or("");
+        let Typed::Check(c) = &i.result else { continue };
+        for f in c.findings.iter().map(|a| &a.finding) {
+            let id = f.id.as_str();
+            let sev = f.severity;
+            let rec = f.recommended.clone();
+            let observed = f.observed.clone();
+            let subject = f.subject.name.as_str();
             let g = by_id.entry(id.to_string()).or_insert_with(|| Group {
                 id: id.to_string(),
                 severity: sev,
@@ -112,25 +114,69 @@ pub fn table(groups: &[Group]) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::check::report::{CheckReport, ServerSummary};
+    use crate::check::rules::Advice;
+    use crate::export::json::HostStamp;
+    use crate::finding::{Finding, Layer, Subject, SubjectKind};
+    use crate::host::Known;
 
-    fn input(host: &str, findings: serde_json::Value) -> Input {
+    fn input(host: &str, findings: &[Finding]) -> Input {
+        let check = CheckReport {
+            path: "/var/lib/mysql".into(),
+            path_source: "argument".into(),
+            server: ServerSummary::default(),
+            findings: findings.iter().cloned().map(Advice::new).collect(),
+            rules: vec![],
+            notes: vec![],
+            emitted: vec![],
+            facts: Default::default(),
+        };
         Input {
             file: format!("{host}.json").into(),
             label: host.into(),
             command: "check".into(),
-            envelope: json!({"schema": "check/2", "host": {"hostname": host}, "result": {"findings": findings}}),
+            header: super::super::load::Header {
+                schema: "check/2".into(),
+                version: String::new(),
+                generated_at: String::new(),
+                host: Some(HostStamp {
+                    hostname: Known::Value(host.into()),
+                    kernel: Known::unknown("not read"),
+                    cpus: Known::unknown("not read"),
+                    memory_bytes: Known::unknown("not read"),
+                }),
+                warnings: vec![],
+            },
+            result: Typed::Check(Box::new(check)),
         }
+    }
+
+    fn finding(id: &str, sev: Severity, subject: &str, observed: &str, rec: &str) -> Finding {
+        Finding::new(
+            id,
+            sev,
+            Layer::Os,
+            Subject::new(SubjectKind::Host, subject),
+            observed,
+            "a reason",
+        )
+        .recommend(rec)
     }
 
     #[test]
     fn outliers_first_and_counts_of_hosts() {
-        let wide = json!({"id": "os.swappiness", "severity": "warning", "recommended": "1", "observed": "60", "subject": {"name": "vm.swappiness"}});
-        let odd = json!({"id": "storage.scheduler", "severity": "notice", "recommended": "none", "observed": "bfq", "subject": {"name": "sda"}});
+        let wide = finding(
+            "os.swappiness",
+            Severity::Warning,
+            "vm.swappiness",
+            "60",
+            "1",
+        );
+        let odd = finding("storage.scheduler", Severity::Notice, "sda", "bfq", "none");
         let ins = vec![
-            input("db1", json!([wide.clone(), odd])),
-            input("db2", json!([wide.clone()])),
-            input("db3", json!([wide])),
+            input("db1", &[wide.clone(), odd]),
+            input("db2", std::slice::from_ref(&wide)),
+            input("db3", &[wide]),
         ];
         let g = groups(&ins);
         assert_eq!(g.len(), 2);

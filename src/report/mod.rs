@@ -2,18 +2,21 @@
 //! innotune wrote with `--format json` rendered into one page for people
 //! (HTML) or one markdown file for a ticket, side by side when several.
 //!
-//! Reading ([`load`]), one view per command ([`render`]) and the
-//! comparison of runs ([`compare`]) are apart; the page itself is the
-//! shared HTML/markdown exporters' work.
+//! Reading ([`load`]: the envelope, and the result back into its
+//! command's typed report, [`typed`]) and the comparison of runs
+//! ([`compare`], [`fleet`]) are apart. Each result is shown by its
+//! command's own `document()`, so the page has the sections and figures the
+//! command's `--format html` has; the page itself is the shared
+//! HTML/markdown exporters' work.
 
 pub mod cli;
 pub mod compare;
 pub mod fleet;
 pub mod load;
-pub mod render;
+pub mod typed;
 
 use crate::error::Fix;
-use crate::export::doc::{Document, KeyValues, Tone};
+use crate::export::doc::{Block, Document, KeyValues, Tone};
 use crate::export::{Format, Sink};
 use crate::host::Host;
 use crate::Ctx;
@@ -78,10 +81,10 @@ pub fn execute(_host: &Host, files: &[PathBuf], title: Option<String>) -> Result
             .map(|i| InputSummary {
                 file: i.file.clone(),
                 label: i.label.clone(),
-                schema: i.envelope["schema"].as_str().unwrap_or("").to_string(),
+                schema: i.header.schema.clone(),
                 hostname: i.hostname(),
                 generated_at: i.generated_at().to_string(),
-                version: i.envelope["version"].as_str().unwrap_or("").to_string(),
+                version: i.header.version.clone(),
             })
             .collect(),
         comparison,
@@ -114,39 +117,55 @@ impl crate::export::Report for ReportReport {
         }
         for i in &self.loaded {
             d.heading(format!("{}: {} on {}", i.label, i.command, i.hostname()));
+            let own = i.result.document();
             let mut kv = KeyValues::new();
-            kv.add("file", i.file.display().to_string())
-                .add(
-                    "schema",
-                    i.envelope["schema"].as_str().unwrap_or("").to_string(),
-                )
+            kv.add("file", i.file.display().to_string());
+            if !own.title.is_empty() {
+                kv.add("title", own.title.clone());
+            }
+            kv.add("schema", i.header.schema.clone())
                 .add("generated", i.generated_at())
-                .add(
-                    "host",
-                    format!(
-                        "{}, kernel {}, {} CPUs, {}",
-                        i.hostname(),
-                        render::text(&i.envelope["host"]["kernel"]),
-                        render::text(&i.envelope["host"]["cpus"]),
-                        i.envelope["host"]["memory_bytes"]
-                            .as_u64()
-                            .map(crate::units::fmt_size)
-                            .unwrap_or_else(|| "memory unknown".into())
-                    ),
-                )
+                .add("host", host_line(i))
                 .add(
                     "innotune",
-                    i.envelope["version"].as_str().unwrap_or("?").to_string(),
+                    if i.header.version.is_empty() {
+                        "?".to_string()
+                    } else {
+                        i.header.version.clone()
+                    },
                 );
             d.key_values(kv);
-            if let Some(ws) = i.envelope["warnings"].as_array() {
-                for w in ws {
-                    d.note(Tone::Warn, render::text(w));
-                }
+            for w in &i.header.warnings {
+                d.note(Tone::Warn, w.clone());
             }
-            d.blocks.extend(render::blocks(i).blocks);
+            // The command's own blocks, one heading level down: they sit
+            // under this input's heading.
+            d.blocks.extend(own.blocks.into_iter().map(|b| match b {
+                Block::Heading { level, text } => Block::Heading {
+                    level: (level + 1).min(6),
+                    text,
+                },
+                b => b,
+            }));
         }
         d
+    }
+}
+
+/// `db1, kernel 6.1.0, 2 CPUs, 23.5 GiB` from the envelope's host stamp.
+fn host_line(i: &load::Input) -> String {
+    match &i.header.host {
+        Some(h) => format!(
+            "{}, kernel {}, {} CPUs, {}",
+            i.hostname(),
+            h.kernel,
+            h.cpus,
+            h.memory_bytes
+                .value()
+                .map(|&b| crate::units::fmt_size(b))
+                .unwrap_or_else(|| "memory unknown".into())
+        ),
+        None => format!("{}, kernel ?, ? CPUs, memory unknown", i.hostname()),
     }
 }
 

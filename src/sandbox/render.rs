@@ -8,7 +8,7 @@ impl crate::export::Report for SandboxReport {
     const COMMAND: &'static str = "sandbox";
 
     fn document(&self) -> Document {
-        let state = match (self.action, self.running) {
+        let state = match (self.action.as_ref(), self.running) {
             ("stop", _) if self.kept => Cell::text(format!("stopped (kept {})", self.dir)),
             ("stop", _) => Cell::text("stopped and removed"),
             (_, true) => Cell::text("running").tone(Tone::Good),

@@ -6,13 +6,14 @@ use crate::db::ConnSpec;
 use crate::error::exit;
 use anyhow::Result;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What `innotune sandbox start|stop|status` reports.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct SandboxReport {
-    pub action: &'static str,
+    pub action: Cow<'static, str>,
     pub dir: String,
     pub running: bool,
     /// Present while the server runs.
@@ -28,7 +29,7 @@ pub struct SandboxReport {
 impl SandboxReport {
     fn new(action: &'static str, dir: &Path, st: &State, running: bool) -> SandboxReport {
         SandboxReport {
-            action,
+            action: action.into(),
             dir: dir.display().to_string(),
             running,
             pid: running.then_some(st.pid),

@@ -3,7 +3,9 @@
 //! its attribute table, query-time histogram and worst sample.
 
 use super::report::{ClassReport, RowsMetric, SlowlogReport, TimeMetric};
-use crate::export::doc::{Cell, Column, Document, KeyValues, Table};
+use crate::export::doc::{
+    Cell, ChartKind, Column, Document, KeyValues, Line, Point, Series, Table,
+};
 use crate::export::Report;
 use std::collections::BTreeMap;
 
@@ -11,6 +13,27 @@ impl Report for SlowlogReport {
     const COMMAND: &'static str = "slowlog";
 
     fn document(&self) -> Document {
+        self.document_with(Samples::Shown)
+    }
+}
+
+/// Whether each class's worst statement is printed.
+#[derive(Clone, Copy, PartialEq)]
+enum Samples {
+    Shown,
+    /// Left out: statements carry literal values (names, ids, e-mail
+    /// addresses) that a page passed around should not.
+    Withheld,
+}
+
+impl SlowlogReport {
+    /// The document `innotune report` shows: the same, but each class's
+    /// worst statement is left out (it stays in the JSON).
+    pub fn document_without_samples(&self) -> Document {
+        self.document_with(Samples::Withheld)
+    }
+
+    fn document_with(&self, samples: Samples) -> Document {
         let mut d = Document::new(format!("Slow log digest: {}", self.source));
         let t = &self.totals;
         let mut kv = KeyValues::new();
@@ -68,7 +91,7 @@ impl Report for SlowlogReport {
             let (sum, avg) = (secs(c.query_time.sum_ns), secs(c.query_time.avg_ns));
             p.row(vec![
                 Cell::num(c.rank as f64, c.rank.to_string()),
-                Cell::text(format!("0x{}", &c.id[16..])),
+                Cell::text(format!("0x{}", c.id.get(16..).unwrap_or(&c.id))),
                 Cell::num(sum, format!("{sum:.4}")),
                 Cell::num(c.time_pct, format!("{:.1}", c.time_pct)),
                 Cell::num(c.count as f64, c.count.to_string()),
@@ -81,8 +104,32 @@ impl Report for SlowlogReport {
             ]);
         }
         d.table(p);
+        if !self.classes.is_empty() {
+            // Each class's share of the log's query time as bars (the
+            // profile has the numbers).
+            d.series(Series {
+                title: "Share of the log's query time per class".into(),
+                kind: ChartKind::Bar,
+                x_label: "class".into(),
+                y_label: "query time".into(),
+                y_unit: Some("%".into()),
+                lines: vec![Line {
+                    name: "share of query time".into(),
+                    points: self
+                        .classes
+                        .iter()
+                        .map(|c| Point {
+                            x: format!("0x{}", c.id.get(16..).unwrap_or(&c.id)),
+                            y: c.time_pct,
+                            ci: None,
+                        })
+                        .collect(),
+                }],
+                table_fallback: false,
+            });
+        }
         for c in &self.classes {
-            class_section(&mut d, c);
+            class_section(&mut d, c, samples);
         }
         d
     }
@@ -113,7 +160,7 @@ fn names(m: &BTreeMap<String, u64>) -> String {
         .join(", ")
 }
 
-fn class_section(d: &mut Document, c: &ClassReport) {
+fn class_section(d: &mut Document, c: &ClassReport, samples: Samples) {
     d.subheading(format!(
         "Query {}: {} calls, {:.1} % of time, ID 0x{}",
         c.rank, c.count, c.time_pct, c.id
@@ -182,6 +229,19 @@ fn class_section(d: &mut Document, c: &ClassReport) {
     d.key_values(kv);
     d.preformatted(histogram(c));
     let mut sample = String::new();
+    if samples == Samples::Withheld {
+        sample.push_str(&format!(
+            "-- worst: {:.6} s{}\n-- (the statement is left out of reports: it is in the JSON, classes[].sample)\n",
+            secs(c.sample.query_time_ns),
+            c.sample
+                .ts
+                .as_deref()
+                .map(|t| format!(" at {t}"))
+                .unwrap_or_default(),
+        ));
+        d.preformatted(sample);
+        return;
+    }
     if let Some(db) = &c.sample.db {
         sample.push_str(&format!("use {db};\n"));
     }

@@ -3,9 +3,10 @@
 
 use super::aggregate::{Class, Counter, Totals, HISTOGRAM_BUCKETS};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct SlowlogReport {
     /// The file as given (`-` for stdin).
     pub source: String,
@@ -24,7 +25,7 @@ pub struct SlowlogReport {
     pub classes: Vec<ClassReport>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct TotalsReport {
     /// Entries digested (after --since/--until/--filter).
     pub entries: u64,
@@ -47,7 +48,7 @@ pub struct TotalsReport {
 
 /// A time attribute of a class in nanoseconds: sum, average, 95th
 /// percentile, min and max.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct TimeMetric {
     pub sum_ns: u64,
     pub avg_ns: u64,
@@ -59,7 +60,7 @@ pub struct TimeMetric {
 }
 
 /// A row count of a class: sum, average, min and max per entry.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct RowsMetric {
     pub sum: u64,
     pub avg: f64,
@@ -67,7 +68,7 @@ pub struct RowsMetric {
     pub max: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct Sample {
     pub query: String,
     pub query_time_ns: u64,
@@ -75,7 +76,7 @@ pub struct Sample {
     pub db: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct ClassReport {
     pub rank: usize,
     /// pt-query-digest's checksum: upper-case MD5 of the fingerprint.
@@ -105,7 +106,7 @@ pub struct ClassReport {
     pub filesort: u64,
     /// Entries per query-time bucket; bucket names in `histogram_buckets`.
     pub histogram: [u64; 8],
-    pub histogram_buckets: [&'static str; 8],
+    pub histogram_buckets: [Cow<'static, str>; 8],
     /// The statement with the longest query time.
     pub sample: Sample,
 }
@@ -171,7 +172,7 @@ impl ClassReport {
             full_scan: c.full_scan,
             filesort: c.filesort,
             histogram: c.histogram,
-            histogram_buckets: HISTOGRAM_BUCKETS,
+            histogram_buckets: HISTOGRAM_BUCKETS.map(Cow::Borrowed),
             sample: Sample {
                 query: c.sample.query.clone(),
                 query_time_ns: c.sample.query_time,

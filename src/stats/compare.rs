@@ -53,7 +53,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 /// Which way is good for a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// IOPS, MiB/s.
@@ -62,7 +62,7 @@ pub enum Direction {
     LowerIsBetter,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Verdict {
     #[serde(rename = "better")]
     Better,
@@ -107,24 +107,28 @@ impl Default for CompareOpts {
 }
 
 /// Candidate compared with baseline for one metric.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Comparison {
     /// The Hodges–Lehmann ratio: the median of all candidate/baseline trial
     /// ratios (log scale); none when the baseline median is 0 or missing, or
     /// a trial value is negative or not finite (JSON: `{"unknown": reason}`).
-    #[serde(serialize_with = "known_ratio")]
+    #[serde(serialize_with = "known_ratio", deserialize_with = "known_ratio_de")]
     pub ratio: Option<f64>,
     /// Moses' exact interval of the ratio at `ci_level` (the rank test
     /// inverted).
-    #[serde(serialize_with = "known_ratio")]
+    #[serde(serialize_with = "known_ratio", deserialize_with = "known_ratio_de")]
     pub ci_low: Option<f64>,
-    #[serde(serialize_with = "known_ratio")]
+    #[serde(serialize_with = "known_ratio", deserialize_with = "known_ratio_de")]
     pub ci_high: Option<f64>,
     /// Confidence level of the interval: 1 − alpha (0.95 unless corrected
     /// for several comparisons); lower when alpha is finer than the trials
     /// can reach (the interval is then the whole range of trial ratios).
     /// JSON: `ci_level_pct`, in percent.
-    #[serde(rename = "ci_level_pct", serialize_with = "super::as_pct")]
+    #[serde(
+        rename = "ci_level_pct",
+        serialize_with = "super::as_pct",
+        deserialize_with = "super::from_pct"
+    )]
     pub ci_level: f64,
     /// Two-sided exact permutation p-value of the rank-sum test.
     pub p_value: f64,
@@ -140,6 +144,12 @@ fn known_ratio<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::
         )
         .serialize(s),
     }
+}
+
+/// The inverse of [`known_ratio`]: `{"unknown": …}` is no ratio.
+fn known_ratio_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let k = <crate::host::Known<f64> as serde::Deserialize>::deserialize(d)?;
+    Ok(k.value().copied())
 }
 
 /// Compare `candidate` with `baseline` (trial values of one metric).

@@ -119,7 +119,7 @@ pub fn bootstrap_median_ci(xs: &[f64], resamples: usize, rng: &mut SmallRng) -> 
 }
 
 /// One metric of one candidate over its trials.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Summary {
     /// Number of trials.
     pub n: usize,
@@ -129,13 +129,22 @@ pub struct Summary {
     pub ci_high: f64,
     /// Coefficient of variation across trials (stddev / mean): the noise.
     /// JSON: `cv_pct`, in percent.
-    #[serde(rename = "cv_pct", serialize_with = "as_pct")]
+    #[serde(
+        rename = "cv_pct",
+        serialize_with = "as_pct",
+        deserialize_with = "from_pct"
+    )]
     pub cv: f64,
 }
 
 /// A share (0.05) as JSON's percent (5.0): docs/json.md's `_pct` rule.
 pub fn as_pct<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(v * 100.0)
+}
+
+/// JSON's percent (5.0) back to a share (0.05): the inverse of [`as_pct`].
+pub fn from_pct<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(<f64 as serde::Deserialize>::deserialize(d)? / 100.0)
 }
 
 /// Median, its 95% bootstrap CI and the CV of a set of trials.

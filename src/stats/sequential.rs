@@ -102,7 +102,7 @@ pub fn smallest_p(r: u32) -> f64 {
 }
 
 /// One look's boundary: a verdict at `round` needs p ≤ `level`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Look {
     pub round: u32,
     /// Nominal level of the rank test (and 1 − the CI level) at this look;
@@ -114,7 +114,7 @@ pub struct Look {
 }
 
 /// Nominal levels for every look of one family of comparisons.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Boundaries {
     pub alpha: f64,
     pub max_rounds: u32,

@@ -23,7 +23,7 @@ pub struct Snapshot {
 }
 
 /// iostat -x columns for one device over one trial.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct DeviceStats {
     pub device: String,
     #[serde(rename = "r/s")]

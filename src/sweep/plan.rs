@@ -58,7 +58,7 @@ pub fn min_trial(name: &str) -> Duration {
 }
 
 /// One setting to try on every device.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Candidate {
     /// Unique label: `mq-deadline`, `none#2` (A/A), `kyber/nr=64/ra=128`.
     pub label: String,
@@ -246,22 +246,36 @@ pub fn priority(cands: &[Candidate], devices: &[Device]) -> Vec<(usize, String)>
 }
 
 /// Rounds and trial timing, and how they were chosen.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Plan {
     pub rounds: u32,
-    #[serde(rename = "trial_s", serialize_with = "secs")]
+    #[serde(
+        rename = "trial_s",
+        serialize_with = "secs",
+        deserialize_with = "secs_de"
+    )]
     pub trial: Duration,
-    #[serde(rename = "warmup_s", serialize_with = "secs")]
+    #[serde(
+        rename = "warmup_s",
+        serialize_with = "secs",
+        deserialize_with = "secs_de"
+    )]
     pub warmup: Duration,
     /// Trials in total (rounds × candidates × workloads).
     pub trials: usize,
     /// Expected duration, excluding the layout of work files and the OLTP
     /// server's start and load.
-    #[serde(rename = "estimated_s", serialize_with = "secs")]
+    #[serde(
+        rename = "estimated_s",
+        serialize_with = "secs",
+        deserialize_with = "secs_de"
+    )]
     pub estimated: Duration,
     #[serde(
         rename = "budget_s",
         serialize_with = "opt_secs",
+        deserialize_with = "opt_secs_de",
+        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub budget: Option<Duration>,
@@ -270,13 +284,18 @@ pub struct Plan {
     pub sequential: bool,
     /// The shortest measured window this plan allows: the longest
     /// [`min_trial`] of its workloads (or `--trial`, if shorter).
-    #[serde(rename = "min_trial_s", serialize_with = "secs")]
+    #[serde(
+        rename = "min_trial_s",
+        serialize_with = "secs",
+        deserialize_with = "secs_de"
+    )]
     pub min_trial: Duration,
     /// Candidates left out because the budget could not hold them at
     /// `min_trial` (absent when every candidate is tested).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
-    /// Indices of the candidates tested, in the sweep's order.
+    /// Indices of the candidates tested, in the sweep's order (not in
+    /// JSON: empty when read back; no document uses it).
     #[serde(skip)]
     pub kept: Vec<usize>,
     /// One sentence: what was chosen and why.
@@ -290,6 +309,19 @@ fn opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S
     match d {
         Some(d) => s.serialize_f64(d.as_secs_f64()),
         None => s.serialize_none(),
+    }
+}
+
+fn secs_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let s = <f64 as serde::Deserialize>::deserialize(d)?;
+    Duration::try_from_secs_f64(s).map_err(serde::de::Error::custom)
+}
+fn opt_secs_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    match <Option<f64> as serde::Deserialize>::deserialize(d)? {
+        Some(s) => Duration::try_from_secs_f64(s)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+        None => Ok(None),
     }
 }
 

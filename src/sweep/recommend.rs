@@ -47,7 +47,7 @@ use crate::stats::Verdict;
 use serde::Serialize;
 
 /// Keep what the devices hold, or change it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Keep,
@@ -55,7 +55,7 @@ pub enum Action {
 }
 
 /// The one answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Recommendation {
     pub action: Action,
     /// The setting to hold on every switched device (`mq-deadline`,

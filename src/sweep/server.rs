@@ -20,6 +20,7 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 use mysql::prelude::Queryable;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -35,7 +36,7 @@ pub fn oltp_workload(name: &str) -> Option<oltp::Workload> {
 }
 
 /// What the OLTP workloads ran against (JSON: `oltp`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct OltpSetup {
     /// The OLTP workloads of the sweep.
     pub workloads: Vec<String>,
@@ -48,7 +49,7 @@ pub struct OltpSetup {
     pub buffer_pool_bytes: u64,
     /// Where that size came from: `option` (--oltp-buffer-pool),
     /// `profile`, or `default` (32M).
-    pub buffer_pool_source: &'static str,
+    pub buffer_pool_source: Cow<'static, str>,
     /// The sandbox directory (datadir, redo log, tmpdir, socket).
     pub sandbox_dir: PathBuf,
     /// Server version (`SELECT VERSION()`); empty until started.
@@ -175,7 +176,7 @@ pub fn plan(args: &OltpSettings, workloads: &[String], workdir: &Path) -> Result
             table_size: args.table_size,
             profile: profile.name().to_string(),
             buffer_pool_bytes: bytes,
-            buffer_pool_source: source,
+            buffer_pool_source: source.into(),
             sandbox_dir: dir,
             server_version: String::new(),
             prepare_s: 0.0,

@@ -20,7 +20,7 @@ const HEADROOM: f64 = 1.05;
 pub const MIN_SCALED_JOB_BYTES: u64 = 64 << 20;
 
 /// How file sizes were chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Sizing {
     /// The workloads' own sizes (presets: 1 GiB per job).
@@ -32,14 +32,14 @@ pub enum Sizing {
 }
 
 /// One workload's files.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct WorkloadFiles {
     pub workload: String,
     pub bytes: u64,
 }
 
 /// Where the sweep's files go and how much they take (JSON: `files`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct FilePlan {
     /// `PATH/.innotune-sweep.PID`, removed afterwards.
     pub work_dir: PathBuf,

@@ -7,7 +7,7 @@ use anyhow::Result;
 use serde::Serialize;
 use std::path::Path;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Device {
     /// Kernel name, e.g. `loop0`, `vda`.
     pub name: String,

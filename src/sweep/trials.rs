@@ -11,7 +11,7 @@ use serde::Serialize;
 /// What a workload's throughput counts. The analysis treats both alike
 /// (higher is better, ratios are unitless); reports name the unit so a
 /// transaction rate is never read as an I/O rate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     /// I/O operations per second: bench presets and job files.
@@ -32,7 +32,7 @@ impl Unit {
 
 /// A throughput whose unit varies between workloads: `{"value": 1234.5,
 /// "unit": "iops"}` (docs/json.md's rule for quantities whose unit varies).
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize)]
 pub struct Throughput {
     pub value: f64,
     pub unit: Unit,
@@ -198,7 +198,7 @@ impl Measurement {
 
 /// iostat -x figures of one switched device over one measured window, in
 /// JSON units (from /proc/diskstats deltas, see [`super::diskstats`]).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct DeviceWindow {
     pub device: String,
     /// iostat `r/s`.
@@ -244,7 +244,7 @@ impl From<&DeviceStats> for DeviceWindow {
 }
 
 /// One measured window of one workload under one candidate.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Trial {
     pub round: u32,
     /// Position in the whole run (0-based), to see drift over time.
@@ -268,7 +268,7 @@ pub struct Trial {
     pub errors_per_s: Option<f64>,
     /// Directions that completed no I/O in the window (their latencies are
     /// the window length, a lower bound).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub starved: Vec<String>,
     /// Bench: the longest read / write of the window.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -277,12 +277,12 @@ pub struct Trial {
     pub write_max_ns: Option<u64>,
     /// Directions with an I/O that waited longer than [`stall_limit_ns`]
     /// (or none completed): what the starvation veto counts.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stalled: Vec<String>,
     /// Each switched device over the window.
     pub devices: Vec<DeviceWindow>,
     /// `--trace`: where the window's I/O spent its time, per device.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trace: Vec<crate::trace::split::TraceSplit>,
     /// Where the host's CPU time went over the window (steal above all).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -37,7 +37,9 @@ pub const REORDER_WINDOW_NS: u64 = 200_000_000;
 const NONE: u64 = u64::MAX;
 
 /// The I/O classes a report is split by (from the Q's RWBS).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     Read,
@@ -133,7 +135,7 @@ impl DirStats {
 
 /// Events that matched no bio: lost events (a full buffer), or bios
 /// queued before the capture began.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Unmatched {
     pub getrq: u64,
     pub insert: u64,
@@ -520,7 +522,7 @@ fn flush_event(st: &mut DevState, e: &Event) {
 
 /// Share of the summed Q2C time spent in each interval (btt's "Device
 /// Overhead"), in percent.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Shares {
     pub q2g_pct: f64,
     pub g2i_pct: f64,
@@ -531,7 +533,7 @@ pub struct Shares {
 }
 
 /// One direction's figures, as reported.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct DirectionFigures {
     pub direction: Direction,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -18,7 +18,9 @@
 use serde::Serialize;
 
 /// A device as the kernel numbers it (major, minor).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 pub struct Dev {
     pub major: u32,
     pub minor: u32,

@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::io::Read;
 
 /// What the lines of the input were.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Lines {
     pub total: u64,
     /// Block events btt uses (Q, G, I, M, D, C).

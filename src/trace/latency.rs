@@ -121,7 +121,7 @@ fn bucket(ns: u64) -> usize {
 }
 
 /// btt's figures of one interval, plus percentiles; nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Summary {
     pub min_ns: u64,
     pub avg_ns: u64,
@@ -133,7 +133,7 @@ pub struct Summary {
 }
 
 /// One histogram bucket: samples in [low_ns, high_ns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Bucket {
     pub low_ns: u64,
     pub high_ns: u64,

@@ -12,7 +12,7 @@ use crate::export::text::fmt_num;
 use serde::Serialize;
 use std::path::PathBuf;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct TraceReport {
     pub source: Source,
     pub lines: Lines,
@@ -28,7 +28,7 @@ pub struct TraceReport {
 }
 
 /// Where the events came from.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Source {
     /// A live capture in a private tracefs instance.
@@ -46,7 +46,7 @@ pub enum Source {
     },
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct DeviceTrace {
     /// `MAJOR,MINOR`, as the events print it.
     pub device: String,

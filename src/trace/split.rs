@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One device and direction over one window.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct TraceSplit {
     /// Kernel name (or `MAJOR,MINOR`).
     pub device: String,

@@ -49,7 +49,7 @@ const SIZED: &[(&str, u64)] = &[
 const ROW_BYTES: u64 = 240;
 
 /// One side's server variables, as given to the sandbox.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SandboxVars {
     /// `before` or `after`.
     pub side: String,
@@ -58,7 +58,7 @@ pub struct SandboxVars {
 }
 
 /// The profiles of both sides and how they were sized.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Profiles {
     pub before: SandboxVars,
     pub after: SandboxVars,
@@ -205,7 +205,7 @@ impl Pair {
 }
 
 /// What the phase measured (JSON: `oltp` of tune.json).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Comparison {
     pub profiles: Profiles,
     pub tables: u32,

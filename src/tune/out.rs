@@ -95,9 +95,9 @@ pub fn write_all(s: &mut Shared) -> Result<()> {
             ("oltp-after.json", &c.profiles.after, &c.runs_after),
         ] {
             let r = OltpSide {
-                side: &side.side,
-                variables: &side.variables,
-                runs,
+                side: side.side.clone(),
+                variables: side.variables.clone(),
+                runs: runs.clone(),
             };
             write_one(&host, &dir.join(name), &r)?;
             written.push(name.to_string());

@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 /// How a phase ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Done,
@@ -25,7 +25,7 @@ pub enum Status {
 }
 
 /// One phase of the run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Phase {
     /// `probe`, `check`, `sweep`, `oltp`, `report`.
     pub name: String,
@@ -37,7 +37,7 @@ pub struct Phase {
 }
 
 /// One setting apply would change: its value now and the recommended one.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Changed {
     /// `server_variable`, `queue`, `sysctl`, `thp`, `net_queue`, `nofile`, `fstab`.
     pub kind: String,
@@ -50,7 +50,7 @@ pub struct Changed {
 }
 
 /// The sweep's answer, as tune.json carries it (the whole sweep is in sweep.json).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct SweepSummary {
     pub devices: Vec<String>,
     pub workloads: Vec<String>,
@@ -61,7 +61,7 @@ pub struct SweepSummary {
 }
 
 /// The whole run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct TuneReport {
     /// The tuned path (host path).
     pub path: PathBuf,
@@ -96,7 +96,9 @@ pub struct TuneReport {
     pub written: Vec<String>,
     /// The command that makes the advice true (journaled, `innotune restore` undoes it).
     pub apply_command: String,
-    /// The full sweep, for the document's tables (in sweep.json).
+    /// The full sweep, for the document's tables: not in tune.json but in
+    /// the sweep.json written next to it (`innotune report` reads it from
+    /// there).
     #[serde(skip)]
     pub sweep_report: Option<SweepReport>,
 }
@@ -482,7 +484,18 @@ impl crate::export::Report for TuneReport {
                     }
                 }
             }
-            _ => {
+            (Some(s), None) => {
+                d.note(
+                    Tone::Strong,
+                    format!(
+                        "Recommendation: {} ({})",
+                        s.recommendation.headline(),
+                        s.recommendation.reason
+                    ),
+                );
+                d.paragraph("The sweep's tables and verdicts are in sweep.json, which is not next to this tune.json.");
+            }
+            (None, _) => {
                 d.paragraph("The sweep did not complete: no scheduler verdicts.");
             }
         }
@@ -552,7 +565,7 @@ impl crate::export::Report for TuneReport {
             ]);
             for e in &self.emitted {
                 t.row(vec![
-                    Cell::text(e.file.kind),
+                    Cell::text(e.file.kind.as_ref()),
                     Cell::text(&e.file.path),
                     Cell::text(&e.written),
                 ]);
@@ -568,33 +581,50 @@ impl crate::export::Report for TuneReport {
 }
 
 /// oltp-before.json / oltp-after.json: one side's variables and runs.
-#[derive(Debug, Serialize)]
-pub struct OltpSide<'a> {
-    pub side: &'a str,
-    pub variables: &'a [(String, String)],
-    pub runs: &'a [OltpResult],
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct OltpSide {
+    pub side: String,
+    pub variables: Vec<(String, String)>,
+    pub runs: Vec<OltpResult>,
 }
 
-impl crate::export::Report for OltpSide<'_> {
+impl crate::export::Report for OltpSide {
     const COMMAND: &'static str = "tune-oltp";
 
     fn document(&self) -> Document {
         let mut d = Document::new(format!("OLTP {}", self.side));
+        let mut v = Table::new(vec![Column::text("variable"), Column::text("value")])
+            .titled(format!("Sandbox server variables ({})", self.side));
+        for (k, val) in &self.variables {
+            v.row(vec![Cell::text(k), Cell::text(val)]);
+        }
+        d.table(v);
         let mut t = Table::new(vec![
             Column::text("workload"),
             Column::num("threads", None),
             Column::num("TPS", Some("tps")),
             Column::num("QPS", Some("qps")),
+            Column::num("p95", Some("ms")),
+            Column::num("p99", Some("ms")),
         ]);
-        for r in self.runs {
+        let ms = |r: &OltpResult, p: &str| match r.latency_ms.percentiles.get(p) {
+            Some(&v) => Cell::num(v, fmt_num(v)),
+            None => Cell::text("—").tone(Tone::Dim),
+        };
+        for r in &self.runs {
             t.row(vec![
                 Cell::text(&r.workload),
                 Cell::num(r.threads as f64, r.threads.to_string()),
                 Cell::num(r.tps, fmt_num(r.tps)),
                 Cell::num(r.qps, fmt_num(r.qps)),
+                ms(r, "95"),
+                ms(r, "99"),
             ]);
         }
         d.table(t);
+        for s in crate::oltp::thread_series(&self.runs) {
+            d.series(s);
+        }
         d
     }
 }

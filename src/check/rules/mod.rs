@@ -39,15 +39,16 @@ pub mod vm;
 use super::facts::{Facts, ServerFacts};
 use crate::finding::{Finding, Layer, Severity, Source, Subject, SubjectKind};
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// A finding and the settings that fix it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Advice {
     #[serde(flatten)]
     pub finding: Finding,
     /// The state that fixes it; empty when innotune cannot make the change
     /// (a mkfs-time layout, a durability decision left to the operator).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<Setting>,
 }
 
@@ -65,7 +66,7 @@ impl Advice {
 }
 
 /// One piece of host state innotune can make true, now and at boot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Setting {
     /// A block queue attribute of a whole disk (`scheduler`,
@@ -276,14 +277,14 @@ pub fn all() -> Vec<Rule> {
 }
 
 /// What happened to one rule in a run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RuleRun {
-    pub id: &'static str,
+    pub id: Cow<'static, str>,
     pub layer: Layer,
     /// `host`, or the server versions it applies to.
     pub applies_to: String,
     /// `ran` or `skipped`.
-    pub status: &'static str,
+    pub status: Cow<'static, str>,
     /// Why it was skipped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -324,10 +325,10 @@ pub fn run(
         };
         if let Some(reason) = skip {
             runs.push(RuleRun {
-                id: r.id,
+                id: r.id.into(),
                 layer: r.layer,
                 applies_to,
-                status: "skipped",
+                status: "skipped".into(),
                 reason: Some(reason),
                 findings: 0,
             });
@@ -335,10 +336,10 @@ pub fn run(
         }
         let got = (r.run)(facts);
         runs.push(RuleRun {
-            id: r.id,
+            id: r.id.into(),
             layer: r.layer,
             applies_to,
-            status: "ran",
+            status: "ran".into(),
             reason: None,
             findings: got.len(),
         });

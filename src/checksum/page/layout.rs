@@ -4,7 +4,7 @@ use super::*;
 use serde::Serialize;
 
 /// Page geometry and identity, from page 0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Layout {
     /// Logical page size (4–64 KiB).
     pub logical: usize,

@@ -5,7 +5,9 @@ use serde::Serialize;
 
 /// What `--algorithm` allows. A named algorithm is strict: pages written by
 /// another one fail.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, serde::Deserialize, Default,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Whatever the page was validly written with (full_crc32 when page 0 says so).
@@ -23,7 +25,7 @@ pub enum Mode {
 }
 
 /// The algorithm a page was found valid with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Algo {
     Crc32,
@@ -70,7 +72,7 @@ impl Algo {
 }
 
 /// Which check a bad page failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Check {
     /// No allowed algorithm reproduces the stored checksum.
@@ -101,7 +103,7 @@ impl Check {
 }
 
 /// Why a page was not verified.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Skip {
     /// Doublewrite buffer area of the system tablespace.
@@ -117,7 +119,7 @@ pub enum Skip {
     Free,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Failure {
     pub check: Check,
     /// The algorithm `stored`/`computed` refer to (checksum failures).

@@ -9,7 +9,7 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 /// A throughput summary with its unit: `{"unit": "iops", "n": 5, "median": …}`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ThroughputSummary {
     pub unit: Unit,
     #[serde(flatten)]
@@ -17,13 +17,17 @@ pub struct ThroughputSummary {
 }
 
 /// A latency summary in whole nanoseconds (a fraction of a ns means nothing).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct LatencySummary {
     pub n: usize,
     pub median: u64,
     pub ci_low: u64,
     pub ci_high: u64,
-    #[serde(rename = "cv_pct", serialize_with = "stats::as_pct")]
+    #[serde(
+        rename = "cv_pct",
+        serialize_with = "stats::as_pct",
+        deserialize_with = "stats::from_pct"
+    )]
     pub cv: f64,
 }
 
@@ -41,7 +45,7 @@ impl LatencySummary {
 }
 
 /// Median device figures of one cell.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct DeviceMedians {
     pub device: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,7 +57,7 @@ pub struct DeviceMedians {
 }
 
 /// One candidate on one workload, over its trials.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Cell {
     pub candidate: String,
     pub workload: String,

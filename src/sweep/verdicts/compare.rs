@@ -11,7 +11,7 @@ use crate::stats::{compare, CompareOpts, Comparison, Verdict};
 use serde::Serialize;
 
 /// A throughput comparison with the unit compared.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ThroughputComparison {
     pub unit: Unit,
     #[serde(flatten)]
@@ -20,7 +20,7 @@ pub struct ThroughputComparison {
 
 /// A candidate against a baseline on one workload. Every comparison is a
 /// unitless ratio candidate / baseline.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct WorkloadVerdict {
     pub candidate: String,
     pub workload: String,
@@ -46,7 +46,7 @@ pub struct WorkloadVerdict {
 }
 
 /// Where a verdict of a sequential design was reached.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Reached {
     /// Round (1-based) of the look the verdict rests on: where it crossed
     /// its boundary, else the last round run.

@@ -10,18 +10,22 @@ use serde::Serialize;
 /// and tps are kept apart: a database's transaction rate is usually
 /// noisier than raw I/O, and one median over both would hide which is.
 /// Fractions here; JSON shows percent.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct Noise {
     /// Over bench cells; absent when no bench workload ran.
     #[serde(
         rename = "iops_cv_median_pct",
         serialize_with = "opt_pct",
+        deserialize_with = "opt_pct_de",
+        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub iops_cv_median: Option<f64>,
     #[serde(
         rename = "iops_cv_max_pct",
         serialize_with = "opt_pct",
+        deserialize_with = "opt_pct_de",
+        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub iops_cv_max: Option<f64>,
@@ -29,24 +33,32 @@ pub struct Noise {
     #[serde(
         rename = "tps_cv_median_pct",
         serialize_with = "opt_pct",
+        deserialize_with = "opt_pct_de",
+        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub tps_cv_median: Option<f64>,
     #[serde(
         rename = "tps_cv_max_pct",
         serialize_with = "opt_pct",
+        deserialize_with = "opt_pct_de",
+        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub tps_cv_max: Option<f64>,
     #[serde(
         rename = "p99_cv_median_pct",
         serialize_with = "opt_pct",
+        deserialize_with = "opt_pct_de",
+        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub p99_cv_median: Option<f64>,
     #[serde(
         rename = "p99_cv_max_pct",
         serialize_with = "opt_pct",
+        deserialize_with = "opt_pct_de",
+        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub p99_cv_max: Option<f64>,
@@ -55,12 +67,16 @@ pub struct Noise {
     #[serde(
         rename = "steal_median_pct",
         serialize_with = "opt_pct",
+        deserialize_with = "opt_pct_de",
+        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub steal_median: Option<f64>,
     #[serde(
         rename = "steal_max_pct",
         serialize_with = "opt_pct",
+        deserialize_with = "opt_pct_de",
+        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub steal_max: Option<f64>,
@@ -86,6 +102,10 @@ impl Noise {
         }
         self
     }
+}
+
+fn opt_pct_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(<Option<f64> as serde::Deserialize>::deserialize(d)?.map(|p| p / 100.0))
 }
 
 fn opt_pct<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
