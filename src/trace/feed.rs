@@ -22,9 +22,12 @@ pub struct Lines {
     pub lost_events: u64,
     /// Live capture: events the kernel overwrote before they were read
     /// (`per_cpu/cpuN/stats` `overrun`, summed over the CPUs); 0 for a file.
+    /// Absent in results written before it was counted: read as 0.
+    #[serde(default)]
     pub overrun: u64,
     /// Live capture: events the kernel refused because the buffer was
-    /// full (`dropped events`, summed); 0 for a file.
+    /// full (`dropped events`, summed); 0 for a file. Absent before: 0.
+    #[serde(default)]
     pub dropped: u64,
     /// Lines in blkparse's format (the rest are tracefs's).
     pub blkparse: u64,
