@@ -323,6 +323,82 @@ fn plain_abs(p: &Path) -> bool {
     p.is_absolute() && !p.components().any(|c| matches!(c, Component::ParentDir))
 }
 
+/// A value innotune writes to or reads back from a kernel attribute or a
+/// server variable: a scheduler name, a number, a CPU mask, `ON`/`OFF`,
+/// `O_DIRECT`. Nothing else (a path, a pipe to a program, a quote) is
+/// accepted from a journal.
+fn plain_value(v: &str) -> bool {
+    v.len() <= 256
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ',' | ':'))
+}
+
+/// A one-word name (a device, a NIC, a queue): no `/`, not `.` or `..`.
+fn plain_name(n: &str) -> bool {
+    !n.is_empty() && n != "." && n != ".." && plain_value(n) && !n.contains(',')
+}
+
+/// The `root` of a journaled change: `/`, or the absolute path of a
+/// replayed `--root` tree, free of `..`. (That it is `/` or a root the
+/// run recorded is checked by the journal, which knows the run:
+/// `journal::restore::validate_entries`.)
+fn check_root(root: &Path) -> Result<(), String> {
+    if plain_abs(root) {
+        Ok(())
+    } else {
+        Err(format!(
+            "root {} is not a plain absolute path",
+            root.display()
+        ))
+    }
+}
+
+/// Under a replayed `--root` tree, `p` (host-absolute) must stay inside
+/// the tree: the tree itself reached without a symbolic link, and every
+/// symbolic link on the way to `p` resolving inside it (a fixture's
+/// `sys/block/sda -> ../devices/…` does; a link to a file of the live
+/// host does not, nor does a dangling one, which a write would create).
+/// On the live root (`/`) the host's own links are the host's.
+pub(crate) fn inside_root(root: &Path, p: &Path) -> Result<(), String> {
+    if root == Path::new("/") {
+        return Ok(());
+    }
+    let Ok(top) = std::fs::canonicalize(root) else {
+        // No tree there: nothing to write through.
+        return Ok(());
+    };
+    if top != root {
+        return Err(format!(
+            "root {} is reached through a symbolic link (to {})",
+            root.display(),
+            top.display()
+        ));
+    }
+    let mut cur = top.clone();
+    for c in p.components() {
+        let Component::Normal(c) = c else { continue };
+        cur.push(c);
+        match std::fs::symlink_metadata(&cur) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(format!("{}: {e}", cur.display())),
+            Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&cur) {
+                Ok(real) if real.starts_with(&top) => cur = real,
+                Ok(real) => {
+                    return Err(format!(
+                        "{} leads out of root {} (to {})",
+                        cur.display(),
+                        root.display(),
+                        real.display()
+                    ))
+                }
+                Err(_) => return Err(format!("{} is a symbolic link to nothing", cur.display())),
+            },
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}
+
 /// Lower-case hex SHA-256.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))

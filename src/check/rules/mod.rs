@@ -104,6 +104,42 @@ pub enum Setting {
     Fstab { mount_point: String, line: String },
 }
 
+/// Every sysctl a rule may set ([`Setting::sysctl`]): what `apply` may
+/// write to /proc/sys, and so all `innotune restore` accepts in a journal
+/// (`change::Sysctl::validate`). A rule that sets another must add it here.
+pub const SYSCTLS: &[&str] = &[
+    "vm.swappiness",
+    "vm.dirty_ratio",
+    "vm.dirty_background_ratio",
+    "fs.aio-max-nr",
+    "net.core.rps_sock_flow_entries",
+];
+
+/// Every server variable a rule may change ([`Setting::var`], through
+/// [`server_advice`]): what `apply` may `SET GLOBAL`/`SET PERSIST`, and so
+/// all `innotune restore` accepts in a journal
+/// (`change::ServerVariable::validate`). A rule that changes another must
+/// add it here.
+pub const SERVER_VARIABLES: &[&str] = &[
+    "innodb_buffer_pool_size",
+    "innodb_file_per_table",
+    "innodb_flush_method",
+    "innodb_io_capacity",
+    "innodb_io_capacity_max",
+    "innodb_log_buffer_size",
+    "innodb_log_file_size",
+    "innodb_numa_interleave",
+    "innodb_read_ahead_threshold",
+    "innodb_read_io_threads",
+    "innodb_redo_log_capacity",
+    "max_connections",
+    "max_heap_table_size",
+    "query_cache_size",
+    "query_cache_type",
+    "slow_query_log",
+    "tmp_table_size",
+];
+
 impl Setting {
     pub fn queue(device: &str, attr: &str, value: &str) -> Setting {
         Setting::Queue {
@@ -113,12 +149,17 @@ impl Setting {
         }
     }
     pub fn sysctl(name: &str, value: impl ToString) -> Setting {
+        debug_assert!(SYSCTLS.contains(&name), "add {name} to rules::SYSCTLS");
         Setting::Sysctl {
             name: name.into(),
             value: value.to_string(),
         }
     }
     pub fn var(s: &ServerFacts, name: &str, value: impl ToString, reason: &str) -> Setting {
+        debug_assert!(
+            SERVER_VARIABLES.contains(&name),
+            "add {name} to rules::SERVER_VARIABLES"
+        );
         Setting::ServerVariable {
             name: name.into(),
             value: value.to_string(),
