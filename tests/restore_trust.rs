@@ -139,7 +139,7 @@ fn entries_innotune_could_not_have_written_are_refused() {
             recorded.clone(),
         ),
         (
-            "sysfs root recorded, but a symlink leads out of it",
+            "sysfs root recorded, but another user's symlink leads out of it",
             vec![sysfs(&evil)],
             json!({"roots": [evil]}),
         ),

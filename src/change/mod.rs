@@ -353,13 +353,16 @@ fn check_root(root: &Path) -> Result<(), String> {
     }
 }
 
-/// Under a replayed `--root` tree, `p` (host-absolute) must stay inside
-/// the tree: the tree itself reached without a symbolic link, and every
-/// symbolic link on the way to `p` resolving inside it (a fixture's
-/// `sys/block/sda -> ../devices/…` does; a link to a file of the live
-/// host does not, nor does a dangling one, which a write would create).
-/// On the live root (`/`) the host's own links are the host's.
+/// Under a replayed `--root` tree, the way to `p` (host-absolute) must be
+/// the running user's or root's: the tree itself reached without a
+/// symbolic link, and every directory and link from it to `p` owned by
+/// the running user or root. A link or directory another user owns could
+/// send the write anywhere (their tree's `sys/block/sda/queue/scheduler
+/// -> /etc/shadow`), so it is refused; a link root made (a test harness's
+/// `ROOT/sys -> /sys`) is followed, as `apply` followed it. On the live
+/// root (`/`) the host's own links are the host's.
 pub(crate) fn inside_root(root: &Path, p: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
     if root == Path::new("/") {
         return Ok(());
     }
@@ -374,26 +377,41 @@ pub(crate) fn inside_root(root: &Path, p: &Path) -> Result<(), String> {
             top.display()
         ));
     }
+    let me = rustix::process::geteuid().as_raw();
+    let trusted = |cur: &Path, m: &std::fs::Metadata| {
+        if m.uid() == me || m.uid() == 0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} is owned by uid {}: another user could send the write under root {} anywhere",
+                cur.display(),
+                m.uid(),
+                root.display()
+            ))
+        }
+    };
     let mut cur = top.clone();
+    trusted(
+        &cur,
+        &std::fs::symlink_metadata(&cur).map_err(|e| e.to_string())?,
+    )?;
     for c in p.components() {
         let Component::Normal(c) = c else { continue };
         cur.push(c);
         match std::fs::symlink_metadata(&cur) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(format!("{}: {e}", cur.display())),
-            Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&cur) {
-                Ok(real) if real.starts_with(&top) => cur = real,
-                Ok(real) => {
-                    return Err(format!(
-                        "{} leads out of root {} (to {})",
-                        cur.display(),
-                        root.display(),
-                        real.display()
-                    ))
+            Ok(m) => {
+                trusted(&cur, &m)?;
+                if m.file_type().is_symlink() {
+                    match std::fs::canonicalize(&cur) {
+                        Ok(real) => cur = real,
+                        // A link to nothing: the write creates its target,
+                        // as apply's did.
+                        Err(_) => return Ok(()),
+                    }
                 }
-                Err(_) => return Err(format!("{} is a symbolic link to nothing", cur.display())),
-            },
-            Ok(_) => {}
+            }
         }
     }
     Ok(())

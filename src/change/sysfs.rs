@@ -424,7 +424,7 @@ mod tests {
     }
 
     #[test]
-    fn a_root_tree_is_never_left_through_a_symlink() {
+    fn a_root_tree_is_never_left_through_another_users_symlink() {
         let t = tempfile::tempdir().unwrap();
         let root = t.path().join("tree");
         let q = root.join("sys/devices/sda/queue");
@@ -436,17 +436,21 @@ mod tests {
         let mut c = SysfsAttr::new("/sys/block/sda/queue/scheduler", "none", "sda");
         c.root = root.clone();
         assert!(c.validate().is_ok(), "{:?}", c.validate());
-        // A link out of it, or to nothing, is refused.
+        // So is one this user made out of it (ROOT/sys -> /sys in tests).
         let outside = t.path().join("victim");
         std::fs::write(&outside, "x").unwrap();
         std::fs::remove_file(q.join("scheduler")).unwrap();
         std::os::unix::fs::symlink(&outside, q.join("scheduler")).unwrap();
-        assert!(c.validate().unwrap_err().contains("leads out of root"));
-        std::fs::remove_file(q.join("scheduler")).unwrap();
-        std::os::unix::fs::symlink(t.path().join("nothing"), q.join("scheduler")).unwrap();
-        assert!(c.validate().unwrap_err().contains("to nothing"));
+        assert!(c.validate().is_ok(), "{:?}", c.validate());
+        // Not one another user owns, nor anything in a directory of theirs.
+        std::os::unix::fs::lchown(q.join("scheduler"), Some(65534), None).unwrap();
+        let why = c.validate().unwrap_err();
+        assert!(why.contains("owned by uid 65534"), "{why}");
+        std::os::unix::fs::lchown(q.join("scheduler"), Some(0), None).unwrap();
+        std::os::unix::fs::chown(root.join("sys"), Some(65534), None).unwrap();
+        assert!(c.validate().unwrap_err().contains("owned by uid 65534"));
+        std::os::unix::fs::chown(root.join("sys"), Some(0), None).unwrap();
         // The root itself must be reached without a link.
-        std::fs::remove_file(q.join("scheduler")).unwrap();
         std::os::unix::fs::symlink(&root, t.path().join("alias")).unwrap();
         c.root = t.path().join("alias");
         assert!(c

@@ -231,7 +231,9 @@ impl Sandbox {
             )
         };
         let sdir = if dir.symlink_metadata().is_ok() {
-            open_dir(&dir, true)?
+            // A directory at or around a datadir is refused as such first
+            // (it is usually the server user's, not ours).
+            open_dir(&dir, true).or_else(|e| near_datadir().and(Err(e)))?
         } else {
             near_datadir()?;
             if let Some(parent) = dir.parent() {
