@@ -308,7 +308,8 @@ fn a_journal_or_state_directory_others_can_write_is_refused() {
             s.display()
         ))
     };
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>)> = vec![
+    type Plant<'a> = Box<dyn Fn(&Path) + 'a>;
+    let cases: Vec<(&str, Plant)> = vec![
         (
             "nobody's journal in a world-writable directory",
             Box::new(|s: &Path| {

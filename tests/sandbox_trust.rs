@@ -324,9 +324,14 @@ fn a_forged_manifest_stops_no_other_server() {
         .arg(&d)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused(&out, "a decoy running from D");
+    assert!(err.contains(&format!("pid {}", decoy.pid)), "{err}");
     assert!(answers(&victim), "the victim server was stopped: {err}");
     assert!(alive(decoy.pid), "the decoy was signalled: {err}");
+    assert!(
+        d.join("my.cnf").exists(),
+        "D was pulled from under the decoy"
+    );
     drop(decoy);
 
     // Root's own directory, with a manifest that copies the victim

@@ -188,7 +188,8 @@ impl Change for CreatedDir {
         if self.recursive && !name.starts_with(".innotune-") {
             return refuse("not a work directory innotune creates (.innotune-*)");
         }
-        if !self.recursive && !(name.ends_with(".d") || name.ends_with(".wants")) {
+        let drop_in = name.ends_with(".d") || name.ends_with(".wants");
+        if !self.recursive && !drop_in {
             return refuse("not a drop-in directory innotune creates (*.d, *.wants)");
         }
         super::check_root(&self.root)?;

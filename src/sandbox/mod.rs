@@ -333,7 +333,11 @@ impl Sandbox {
             .process_group(0);
         let child = spawn(&mut cmd)?;
         sb.state.pid = child.id();
-        sb.state.server = ServerIdentity::of(child.id());
+        // What the process is about to show: right after exec the kernel
+        // may still show an empty command line (or the old executable),
+        // so what was spawned is recorded now, and what /proc shows once
+        // the server answers.
+        sb.state.server = ServerIdentity::spawned(child.id(), &cmd);
         sb.child = Some(child);
         sb.write_state()?;
         let deadline = Instant::now() + opts.timeout;
@@ -358,6 +362,9 @@ impl Sandbox {
                 if let Ok(mut c) = spec.connect() {
                     if let Ok(v) = crate::db::server_version(&mut c) {
                         sb.state.version = v.raw;
+                        if let Some(id) = ServerIdentity::of(sb.state.pid) {
+                            sb.state.server = Some(id);
+                        }
                         sb.write_state()?;
                         return Ok(sb);
                     }
@@ -443,6 +450,17 @@ impl Sandbox {
         use rustix::process::Signal;
         let pid = self.state.pid;
         let running = pid != 0 && self.is_running();
+        if !running && pid != 0 && self.child.is_none() && runs_from(pid, &self.dir) {
+            // Something runs from DIR/my.cnf that is not what innotune
+            // recorded: neither signal it nor pull DIR from under it.
+            anyhow::bail!(Fix::new(
+                format!(
+                    "pid {pid} runs from {} but is not the server innotune started there (its start time, executable or command line differ from those recorded); it and the directory were left alone",
+                    self.dir.join("my.cnf").display()
+                ),
+                format!("stop pid {pid} yourself if it is yours, then run this again")
+            ));
+        }
         if !running && pid != 0 && self.child.is_none() && pid_alive(pid) {
             crate::output::warn(format!(
                 "left pid {pid} alone: it is not the server innotune started in {} (its start time, executable or command line differ from those recorded)",

@@ -299,6 +299,19 @@ impl ServerIdentity {
         })
     }
 
+    /// The identity `cmd`, just spawned as `pid`, will show: its start
+    /// time, its program resolved, its arguments.
+    pub fn spawned(pid: u32, cmd: &std::process::Command) -> Option<ServerIdentity> {
+        let lossy = |s: &std::ffi::OsStr| s.to_string_lossy().into_owned();
+        Some(ServerIdentity {
+            start_ticks: crate::journal::process_start_ticks(pid)?,
+            exe: std::fs::canonicalize(cmd.get_program()).ok()?,
+            cmdline: std::iter::once(lossy(cmd.get_program()))
+                .chain(cmd.get_args().map(lossy))
+                .collect(),
+        })
+    }
+
     /// Is `pid` now the process recorded as `self`, running from `dir`?
     pub fn is(&self, pid: u32, dir: &Path) -> bool {
         pid != 0 && Self::of(pid).as_ref() == Some(self) && super::runs_from(pid, dir)
