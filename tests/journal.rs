@@ -480,14 +480,14 @@ fn child_holding_every_kind() {
         )),
     )
     .unwrap();
-    g.apply(
-        &tree,
-        Box::new(EditedFile::new(
-            "/etc/systemd/system/mysql.service",
-            "[Service]\nNice=-5\n".into(),
-        )),
-    )
-    .unwrap();
+    // An edit of a file an earlier innotune installed (apply edits only
+    // those: they start with its marker).
+    let mut edit = EditedFile::new(
+        "/etc/systemd/system/innotune-queues.service",
+        "# Managed by innotune\n[Service]\nNice=-5\n".into(),
+    );
+    edit.require_prefix = Some(innotune::change::allowed::MARKER.into());
+    g.apply(&tree, Box::new(edit)).unwrap();
     g.apply(
         &tree,
         Box::new(CreatedDir::new("/etc/systemd/system/mysql.service.d")),
@@ -542,6 +542,11 @@ fn every_kind_killed_mid_run_then_restored() {
     use mysql::prelude::Queryable;
     let state = tempfile::tempdir().unwrap();
     let (t, root) = planted_tree();
+    std::fs::write(
+        root.join("etc/systemd/system/innotune-queues.service"),
+        "# Managed by innotune\n[Unit]\n",
+    )
+    .unwrap();
     let before = snapshot(&root);
     let sbdir = tempfile::Builder::new()
         .prefix("itjrn")

@@ -272,9 +272,12 @@ fn restore_finishes_a_dead_runs_journal_in_a_fixture_tree() {
     let work = state.path().join(".innotune-sweep.4000000000");
     fs::create_dir(&work).unwrap();
     fs::write(work.join("f"), "x").unwrap();
+    // The fixture tree is a --root the run recorded (restore accepts no
+    // other root than / and those).
     let journal = serde_json::json!({
         "version": 1,
         "owner": {"pid": 4_000_000_000u32, "command": "innotune sweep /x", "started": "2026-01-01T00:00:00Z"},
+        "scope": {"roots": [root.path()]},
         "entries": [
             {"kind": "sysfs", "path": "/sys/block/sdz/queue/scheduler", "original": "mq-deadline", "new": "kyber", "root": root.path()},
             {"kind": "sysfs", "path": "/sys/block/sdz/queue/nr_requests", "original": "64", "new": "8", "root": root.path()},
@@ -332,6 +335,7 @@ fn unrestorable_entry_keeps_the_journal_and_exits_2() {
     let journal = serde_json::json!({
         "version": 1,
         "owner": {"pid": 4_000_000_000u32, "command": "t", "started": "2026-01-01T00:00:00Z"},
+        "scope": {"roots": [root.path()]},
         "entries": [
             {"kind": "sysfs", "path": "/sys/block/sdz/queue/scheduler", "original": "mq-deadline", "new": "kyber", "root": root.path()},
         ]

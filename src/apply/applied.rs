@@ -18,9 +18,15 @@ pub fn path() -> PathBuf {
     journal::state_dir().join("applied.json")
 }
 
-/// The applied changes (empty when none).
+/// The applied changes (empty when none), refused as `restore` refuses
+/// them when one is not something innotune writes: `apply` undoes an
+/// earlier change before replacing it.
 pub fn load(p: &Path) -> Result<Vec<Entry>> {
-    Ok(journal::load(p)?.map(|j| j.entries).unwrap_or_default())
+    let Some(j) = journal::load(p)? else {
+        return Ok(Vec::new());
+    };
+    journal::restore::validate_entries(p, &j)?;
+    Ok(j.entries)
 }
 
 /// Write `entries` (numbered afresh) durably, as the journal is
@@ -32,7 +38,7 @@ pub fn save(p: &Path, entries: Vec<Entry>, command: &str) -> Result<()> {
             _ => return Ok(()),
         }
     }
-    let entries = entries
+    let entries: Vec<Entry> = entries
         .into_iter()
         .enumerate()
         .map(|(i, e)| match e {
@@ -43,6 +49,10 @@ pub fn save(p: &Path, entries: Vec<Entry>, command: &str) -> Result<()> {
         })
         .collect();
     let pid = std::process::id();
+    // Every entry was journaled by this run's guard, or loaded (and
+    // validated) from the applied journal: their roots and endpoints are
+    // the ones innotune worked on.
+    let scope = journal::Scope::of(&entries);
     let j = JournalFile {
         version: journal::JOURNAL_VERSION,
         written_by: Some(journal::WRITTEN_BY.to_string()),
@@ -52,6 +62,7 @@ pub fn save(p: &Path, entries: Vec<Entry>, command: &str) -> Result<()> {
             started: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             start_ticks: journal::process_start_ticks(pid),
         },
+        scope,
         entries,
     };
     journal::persist(p, &j).with_context(|| format!("writing {}", p.display()))

@@ -175,20 +175,25 @@ impl Change for CreatedDir {
         Priority::DIR
     }
     /// A plain absolute path at least two levels deep that, if it exists,
-    /// carries innotune's marker; a work directory deleted with its
-    /// contents must also be named `*innotune*`.
+    /// carries innotune's marker: a work directory (deleted with its
+    /// contents) named `.innotune-*` as sweep's, tune's and check's are,
+    /// or a drop-in directory apply creates for a file of its own
+    /// (`*.d`, `*.wants`); under `/` or a tree no symbolic link leads out of.
     fn validate(&self) -> Result<(), String> {
         let refuse = |why: &str| Err(format!("{}: {why}", self.path.display()));
         if !plain_abs(&self.path) || self.path.components().count() < 3 {
             return refuse("not a directory innotune creates");
         }
         let name = self.path.file_name().unwrap_or_default().to_string_lossy();
-        if self.recursive && !name.contains("innotune") {
-            return refuse("not a work directory innotune creates");
+        if self.recursive && !name.starts_with(".innotune-") {
+            return refuse("not a work directory innotune creates (.innotune-*)");
         }
-        if !self.root.is_absolute() {
-            return refuse("root is not absolute");
+        let drop_in = name.ends_with(".d") || name.ends_with(".wants");
+        if !self.recursive && !drop_in {
+            return refuse("not a drop-in directory innotune creates (*.d, *.wants)");
         }
+        super::check_root(&self.root)?;
+        super::inside_root(&self.root, &self.path)?;
         let h = Host::with_root(&self.root);
         let p = h.path(&self.path);
         let empty = std::fs::read_dir(&p).is_ok_and(|mut d| d.next().is_none());

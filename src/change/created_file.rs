@@ -10,24 +10,34 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Where innotune creates or edits configuration files, host-absolute.
-/// Anything else in a journal is refused by `innotune restore`.
-pub(super) const CONFIG_DIRS: [&str; 7] = [
-    "/etc/udev/rules.d/",
-    "/etc/sysctl.d/",
-    "/etc/tmpfiles.d/",
-    "/etc/systemd/system/",
-    "/etc/mysql/",
-    "/etc/my.cnf.d/",
-    "/etc/modprobe.d/",
-];
-
-/// Is `path` a configuration file innotune may write: in [`CONFIG_DIRS`],
-/// or a server option file (`*.cnf`, wherever the server's `!includedir`
-/// points)?
-pub(super) fn config_path(path: &Path) -> bool {
+/// Is `path` a file `apply` installs (`crate::apply::emit`): the udev
+/// rule, the systemd unit and its `.wants` link, the sysctl.d and
+/// tmpfiles.d files, a `*.service.d/innotune-limits.conf` drop-in, or the
+/// `99-innotune.cnf` drop-in in the server's `!includedir` (wherever the
+/// option files point it)? Nothing else is created, edited or restored.
+pub(super) fn emitted_path(path: &Path) -> bool {
+    use crate::change::allowed::{LIMITS_NAME, MYCNF_NAME, SYSCTL, TMPFILES, UDEV_RULES, UNIT};
+    if !plain_abs(path) {
+        return false;
+    }
     let p = path.to_string_lossy();
-    plain_abs(path) && (CONFIG_DIRS.iter().any(|d| p.starts_with(d)) || p.ends_with(".cnf"))
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    [UDEV_RULES, UNIT, SYSCTL, TMPFILES].contains(&p.as_ref())
+        || p == wants_link()
+        || (name == LIMITS_NAME
+            && parent.parent() == Some(Path::new("/etc/systemd/system"))
+            && parent
+                .file_name()
+                .is_some_and(|d| d.to_string_lossy().ends_with(".d")))
+        || (name == MYCNF_NAME && parent != Path::new("/"))
+}
+
+/// The `.wants` link that enables innotune's unit.
+fn wants_link() -> String {
+    use crate::change::allowed::{UNIT, UNIT_WANTS_DIR};
+    let unit = Path::new(UNIT).file_name().unwrap_or_default();
+    format!("{UNIT_WANTS_DIR}/{}", unit.to_string_lossy())
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -151,24 +161,33 @@ impl Change for CreatedFile {
     fn priority(&self) -> Priority {
         Priority::FILE
     }
-    /// Only a configuration file ([`CONFIG_DIRS`]) named `*innotune*`, as
-    /// every file innotune creates is, with the hash of what it wrote.
+    /// Only a file `apply` installs ([`emitted_path`]; the `.wants` link
+    /// only as a link to innotune's unit) with the hash of what innotune
+    /// wrote there, under `/` or a tree no symbolic link leads out of.
     fn validate(&self) -> Result<(), String> {
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if !config_path(&self.path) || !name.contains("innotune") || self.written_sha256.is_none() {
-            return Err(format!(
+        let refuse = || {
+            Err(format!(
                 "{} is not a file innotune creates",
+                self.path.display()
+            ))
+        };
+        if !emitted_path(&self.path) {
+            return refuse();
+        }
+        let is_link = self.path.to_string_lossy() == wants_link();
+        match &self.symlink {
+            Some(t) if !is_link || t != crate::change::allowed::UNIT => return refuse(),
+            None if is_link => return refuse(),
+            _ => {}
+        }
+        if self.written_sha256.as_deref() != Some(sha256_hex(&self.wanted()).as_str()) {
+            return Err(format!(
+                "{}: the hash of what innotune wrote does not match the entry",
                 self.path.display()
             ));
         }
-        if !self.root.is_absolute() {
-            return Err(format!("root {} is not absolute", self.root.display()));
-        }
-        Ok(())
+        super::check_root(&self.root)?;
+        super::inside_root(&self.root, &self.path)
     }
     fn after_apply(&self) -> Vec<Hook> {
         hooks_for(&self.path, &self.root)
@@ -208,10 +227,38 @@ mod tests {
             "/etc/passwd",
             "/etc/sysctl.d/../passwd",
             "/etc/sysctl.d/99-other.conf",
+            "/etc/mysql/innotune-x.cnf",
+            "/home/u/evil.cnf",
+            "/99-innotune.cnf",
+            "/etc/systemd/system/innotune-limits.conf",
+            "/etc/systemd/system/a/b.d/innotune-limits.conf",
         ] {
             let mut f = CreatedFile::new(bad, String::new());
             f.written_sha256 = Some(sha256_hex(b""));
             assert!(f.validate().is_err(), "{bad}");
         }
+        for good in [
+            "/etc/udev/rules.d/99-innotune.rules",
+            "/etc/systemd/system/innotune-queues.service",
+            "/etc/tmpfiles.d/innotune-thp.conf",
+            "/etc/mysql/mariadb.conf.d/99-innotune.cnf",
+            "/srv/my.cnf.d/99-innotune.cnf",
+            "/etc/systemd/system/mariadb.service.d/innotune-limits.conf",
+        ] {
+            let mut f = CreatedFile::new(good, "x".into());
+            f.written_sha256 = Some(sha256_hex(b"x"));
+            assert!(f.validate().is_ok(), "{good}");
+            // The hash must be of what innotune wrote.
+            f.written_sha256 = Some(sha256_hex(b"y"));
+            assert!(f.validate().is_err(), "{good}");
+        }
+        // The .wants entry is a link to innotune's unit, nothing else.
+        let w = "/etc/systemd/system/multi-user.target.wants/innotune-queues.service";
+        let mut l = CreatedFile::symlink(w, "/etc/systemd/system/innotune-queues.service");
+        l.written_sha256 = Some(sha256_hex(&l.wanted()));
+        assert!(l.validate().is_ok());
+        let mut l = CreatedFile::symlink(w, "/etc/shadow");
+        l.written_sha256 = Some(sha256_hex(&l.wanted()));
+        assert!(l.validate().is_err());
     }
 }

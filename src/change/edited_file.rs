@@ -6,7 +6,7 @@
 //! what innotune wrote; a file someone edited since is a conflict, left
 //! alone.
 
-use super::created_file::{config_path, hooks_for};
+use super::created_file::{emitted_path, hooks_for};
 use super::{current_bytes, hex, replace_file, sha256_hex, slash, unhex, Change, Hook, Outcome};
 use super::{Priority, Undone};
 use crate::host::Host;
@@ -136,26 +136,39 @@ impl Change for EditedFile {
     fn priority(&self) -> Priority {
         Priority::FILE
     }
-    /// Only a configuration file innotune may write, carrying an intact
-    /// backup of what was there (a file innotune did not back up is never
-    /// overwritten by restore).
+    /// Only a file `apply` installs (the emitters' paths), edited because
+    /// an earlier innotune wrote it: the entry requires innotune's marker,
+    /// and the intact backup of the original starts with it (so restore
+    /// only ever writes back a file innotune wrote), with the hash of what
+    /// was written; under `/` or a tree no symbolic link leads out of.
     fn validate(&self) -> Result<(), String> {
-        if !config_path(&self.path) {
+        let marker = crate::change::allowed::MARKER;
+        if !emitted_path(&self.path) {
             return Err(format!(
                 "{} is not a file innotune edits",
                 self.path.display()
             ));
         }
-        if self.original().is_none() || self.written_sha256.is_none() {
+        let Some(orig) = self.original() else {
             return Err(format!(
                 "{}: no intact backup of the original in the journal",
                 self.path.display()
             ));
+        };
+        if self.require_prefix.as_deref() != Some(marker) || !orig.starts_with(marker.as_bytes()) {
+            return Err(format!(
+                "{}: the original is not a file innotune wrote (no \"{marker}\" line)",
+                self.path.display()
+            ));
         }
-        if !self.root.is_absolute() {
-            return Err(format!("root {} is not absolute", self.root.display()));
+        if self.written_sha256.as_deref() != Some(sha256_hex(self.content.as_bytes()).as_str()) {
+            return Err(format!(
+                "{}: the hash of what innotune wrote does not match the entry",
+                self.path.display()
+            ));
         }
-        Ok(())
+        super::check_root(&self.root)?;
+        super::inside_root(&self.root, &self.path)
     }
     fn after_apply(&self) -> Vec<Hook> {
         hooks_for(&self.path, &self.root)
@@ -175,11 +188,17 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let h = Host::with_root(t.path());
         std::fs::create_dir_all(t.path().join("etc/mysql/conf.d")).unwrap();
-        let p = "/etc/mysql/conf.d/tuning.cnf";
-        let orig = b"[mysqld]\n# caf\xe9 latin-1\ninnodb_io_capacity = 200\n".to_vec();
+        let p = "/etc/mysql/conf.d/99-innotune.cnf";
+        let orig =
+            b"# Managed by innotune\n[mysqld]\n# caf\xe9 latin-1\ninnodb_io_capacity = 200\n"
+                .to_vec();
         std::fs::write(h.path(p), &orig).unwrap();
         std::fs::set_permissions(h.path(p), std::fs::Permissions::from_mode(0o640)).unwrap();
-        let mut c = EditedFile::new(p, "[mysqld]\ninnodb_io_capacity = 2000\n".into());
+        let mut c = EditedFile::new(
+            p,
+            "# Managed by innotune\n[mysqld]\ninnodb_io_capacity = 2000\n".into(),
+        );
+        c.require_prefix = Some(crate::change::allowed::MARKER.into());
         c.capture(&h).unwrap();
         c.apply(&h).unwrap();
         assert!(c.is_applied(&h).unwrap());
@@ -202,6 +221,21 @@ mod tests {
         let mut forged = c.clone();
         forged.original_hex = Some(hex(b"evil"));
         assert!(forged.validate().is_err());
+        // So is a consistent backup of a file innotune did not write, and
+        // any path apply's emitters do not target.
+        let mut forged = c.clone();
+        forged.original_hex = Some(hex(b"evil"));
+        forged.original_sha256 = Some(sha256_hex(b"evil"));
+        assert!(forged.validate().is_err());
+        for path in [
+            "/etc/mysql/conf.d/tuning.cnf",
+            "/home/u/x.cnf",
+            "/etc/hostname",
+        ] {
+            let mut forged = c.clone();
+            forged.path = path.into();
+            assert!(forged.validate().is_err(), "{path}");
+        }
         // Only files that start with require_prefix are taken over.
         let mut own = EditedFile::new(p, String::new());
         own.require_prefix = Some("# Managed by innotune".into());

@@ -24,6 +24,7 @@
 //!   path outside what that kind may touch), so a forged journal cannot make
 //!   `innotune restore` write anywhere.
 
+pub mod allowed;
 pub mod created_dir;
 pub mod created_file;
 pub mod edited_file;
@@ -329,6 +330,100 @@ fn slash() -> PathBuf {
 /// Absolute and free of `..`: a journaled path must name what it says.
 fn plain_abs(p: &Path) -> bool {
     p.is_absolute() && !p.components().any(|c| matches!(c, Component::ParentDir))
+}
+
+/// A value innotune writes to or reads back from a kernel attribute or a
+/// server variable: a scheduler name, a number, a CPU mask, `ON`/`OFF`,
+/// `O_DIRECT`. Nothing else (a path, a pipe to a program, a quote) is
+/// accepted from a journal.
+fn plain_value(v: &str) -> bool {
+    v.len() <= 256
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ',' | ':'))
+}
+
+/// A one-word name (a device, a NIC, a queue): no `/`, not `.` or `..`.
+fn plain_name(n: &str) -> bool {
+    !n.is_empty() && n != "." && n != ".." && plain_value(n) && !n.contains(',')
+}
+
+/// The `root` of a journaled change: `/`, or the absolute path of a
+/// replayed `--root` tree, free of `..`. (That it is `/` or a root the
+/// run recorded is checked by the journal, which knows the run:
+/// `journal::restore::validate_entries`.)
+fn check_root(root: &Path) -> Result<(), String> {
+    if plain_abs(root) {
+        Ok(())
+    } else {
+        Err(format!(
+            "root {} is not a plain absolute path",
+            root.display()
+        ))
+    }
+}
+
+/// Under a replayed `--root` tree, the way to `p` (host-absolute) must be
+/// the running user's or root's: the tree itself reached without a
+/// symbolic link, and every directory and link from it to `p` owned by
+/// the running user or root. A link or directory another user owns could
+/// send the write anywhere (their tree's `sys/block/sda/queue/scheduler
+/// -> /etc/shadow`), so it is refused; a link root made (a test harness's
+/// `ROOT/sys -> /sys`) is followed, as `apply` followed it. On the live
+/// root (`/`) the host's own links are the host's.
+pub(crate) fn inside_root(root: &Path, p: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    if root == Path::new("/") {
+        return Ok(());
+    }
+    let Ok(top) = std::fs::canonicalize(root) else {
+        // No tree there: nothing to write through.
+        return Ok(());
+    };
+    if top != root {
+        return Err(format!(
+            "root {} is reached through a symbolic link (to {})",
+            root.display(),
+            top.display()
+        ));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    let trusted = |cur: &Path, m: &std::fs::Metadata| {
+        if m.uid() == me || m.uid() == 0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} is owned by uid {}: another user could send the write under root {} anywhere",
+                cur.display(),
+                m.uid(),
+                root.display()
+            ))
+        }
+    };
+    let mut cur = top.clone();
+    trusted(
+        &cur,
+        &std::fs::symlink_metadata(&cur).map_err(|e| e.to_string())?,
+    )?;
+    for c in p.components() {
+        let Component::Normal(c) = c else { continue };
+        cur.push(c);
+        match std::fs::symlink_metadata(&cur) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(format!("{}: {e}", cur.display())),
+            Ok(m) => {
+                trusted(&cur, &m)?;
+                if m.file_type().is_symlink() {
+                    match std::fs::canonicalize(&cur) {
+                        Ok(real) => cur = real,
+                        // A link to nothing: the write creates its target,
+                        // as apply's did.
+                        Err(_) => return Ok(()),
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Lower-case hex SHA-256.

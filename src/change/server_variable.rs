@@ -211,15 +211,116 @@ impl Change for ServerVariable {
             _ => Priority::SERVER_VARIABLE,
         }
     }
+    /// Only a variable a rule may change
+    /// ([`super::allowed::SERVER_VARIABLES`]; never `general_log_file`
+    /// and the like), values that are words or numbers, and an endpoint
+    /// innotune stores: an absolute socket path or a host name, a user, an
+    /// absolute option file. (That the endpoint is one the run recorded is
+    /// the journal's check: `journal::restore::validate_entries`.)
     fn validate(&self) -> Result<(), String> {
         if !valid_var_name(&self.name) {
             return Err(format!("{:?} is not a server variable name", self.name));
         }
-        if let Some(f) = &self.endpoint.defaults_file {
-            if !std::path::Path::new(f).is_absolute() {
-                return Err(format!("option file {f:?} is not an absolute path"));
-            }
+        let known = super::allowed::SERVER_VARIABLES;
+        if !known.contains(&self.name.as_str()) {
+            return Err(format!(
+                "{} is not a server variable innotune changes (only {})",
+                self.name,
+                known.join(", ")
+            ));
+        }
+        let value = |v: &str| {
+            v.len() <= 64
+                && v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        };
+        if let Some(v) = std::iter::once(&self.value)
+            .chain(self.original.iter())
+            .find(|v| !value(v))
+        {
+            return Err(format!("{}: {v:?} is not a value innotune sets", self.name));
+        }
+        let e = &self.endpoint;
+        let path = |f: &String| super::plain_abs(std::path::Path::new(f));
+        if let Some(s) = e.socket.as_ref().filter(|s| !path(s)) {
+            return Err(format!("socket {s:?} is not a plain absolute path"));
+        }
+        if let Some(f) = e.defaults_file.as_ref().filter(|f| !path(f)) {
+            return Err(format!("option file {f:?} is not a plain absolute path"));
+        }
+        let host = |h: &String| {
+            !h.is_empty()
+                && h.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '_'))
+        };
+        if let Some(h) = e.host.as_ref().filter(|h| !host(h)) {
+            return Err(format!("host {h:?} is not a host name or address"));
+        }
+        if e.socket.is_none() && e.host.is_none() {
+            return Err("the endpoint names neither a socket nor a host".into());
+        }
+        if e.user.is_empty()
+            || e.user
+                .chars()
+                .any(|c| c.is_control() || c == '\'' || c == '\\')
+        {
+            return Err(format!("user {:?} is not one innotune connects as", e.user));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_rule_variables_with_plain_values_at_a_stored_endpoint_validate() {
+        let ep = ServerEndpoint {
+            socket: Some("/run/mysqld/mysqld.sock".into()),
+            user: "root".into(),
+            ..Default::default()
+        };
+        let mut c = ServerVariable::new(&ep, "innodb_io_capacity", "2000", false);
+        c.original = Some("200".into());
+        assert!(c.validate().is_ok());
+        for name in [
+            "general_log_file",
+            "general_log",
+            "init_connect",
+            "plugin_dir",
+        ] {
+            assert!(
+                ServerVariable::new(&ep, name, "1", false)
+                    .validate()
+                    .is_err(),
+                "{name}"
+            );
+        }
+        for bad in ["/tmp/evil.log", "a b", "x'; DROP", ""] {
+            let mut c = c.clone();
+            c.original = Some(bad.into());
+            // An empty original is a value the server may show; only
+            // paths, spaces and quotes are refused.
+            assert_eq!(c.validate().is_err(), !bad.is_empty(), "{bad:?}");
+        }
+        let mut e = ep.clone();
+        e.socket = Some("relative.sock".into());
+        assert!(ServerVariable::new(&e, "max_connections", "1", false)
+            .validate()
+            .is_err());
+        e.socket = None;
+        assert!(ServerVariable::new(&e, "max_connections", "1", false)
+            .validate()
+            .is_err());
+        e.host = Some("db1.example".into());
+        e.port = Some(3307);
+        assert!(ServerVariable::new(&e, "max_connections", "1", false)
+            .validate()
+            .is_ok());
+        e.host = Some("db1/../x".into());
+        assert!(ServerVariable::new(&e, "max_connections", "1", false)
+            .validate()
+            .is_err());
     }
 }

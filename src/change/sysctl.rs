@@ -101,6 +101,10 @@ impl Change for Sysctl {
     fn priority(&self) -> Priority {
         Priority::ATTRIBUTE
     }
+    /// Only a sysctl a rule may set ([`super::allowed::SYSCTLS`];
+    /// `kernel.core_pattern` and the like never), a number as value and
+    /// original (each of those sysctls is one), under `/` or a tree no
+    /// symbolic link leads out of.
     fn validate(&self) -> Result<(), String> {
         if !valid_name(&self.name) {
             return Err(format!(
@@ -108,10 +112,23 @@ impl Change for Sysctl {
                 self.name
             ));
         }
-        if !self.root.is_absolute() {
-            return Err(format!("root {} is not absolute", self.root.display()));
+        if !super::allowed::SYSCTLS.contains(&self.name.as_str()) {
+            return Err(format!(
+                "{} is not a sysctl innotune sets (only {})",
+                self.name,
+                super::allowed::SYSCTLS.join(", ")
+            ));
         }
-        Ok(())
+        let number =
+            |v: &str| !v.is_empty() && v.len() <= 20 && v.bytes().all(|b| b.is_ascii_digit());
+        if let Some(v) = std::iter::once(&self.value)
+            .chain(self.original.iter())
+            .find(|v| !number(v))
+        {
+            return Err(format!("{}: {v:?} is not a value innotune sets", self.name));
+        }
+        super::check_root(&self.root)?;
+        super::inside_root(&self.root, &self.path())
     }
 }
 
@@ -134,8 +151,20 @@ mod tests {
             std::fs::read_to_string(t.path().join("proc/sys/vm/swappiness")).unwrap(),
             "60"
         );
-        for bad in ["../../etc/passwd", "vm..x", "vm/../x", ""] {
+        for bad in [
+            "../../etc/passwd",
+            "vm..x",
+            "vm/../x",
+            "",
+            "kernel.core_pattern",
+            "kernel.modprobe",
+        ] {
             assert!(Sysctl::new(bad, "1").validate().is_err(), "{bad}");
         }
+        let mut c = Sysctl::new("vm.swappiness", "1");
+        c.original = Some("|/tmp/evil.sh %p".into());
+        assert!(c.validate().is_err());
+        c.original = Some("60".into());
+        assert!(c.validate().is_ok());
     }
 }

@@ -39,22 +39,36 @@ pub fn read_value(host: &Host, p: &Path) -> std::io::Result<String> {
     host.read(p).map(|s| norm(p, &s))
 }
 
-/// Attributes innotune may change. Block queues are what sweep and apply
-/// tune; apply also sets transparent hugepages and a NIC queue's RPS mask.
-/// Anything else in a journal is refused by `innotune restore`.
+/// Block-queue attributes sweep and apply change (`queue/scheduler`, and
+/// the `nr_requests` a scheduler switch resets).
+const QUEUE_ATTRS: [&str; 3] = ["scheduler", "nr_requests", "read_ahead_kb"];
+/// A NIC queue's attributes apply changes (network rule).
+const NET_QUEUE_ATTRS: [&str; 3] = ["rps_cpus", "xps_cpus", "rps_flow_cnt"];
+
+/// Attributes innotune may change, exactly: a block queue's
+/// [`QUEUE_ATTRS`] (`/sys/block/DEV/queue/ATTR`, or through
+/// `/sys/class/block`), transparent hugepages, and a NIC queue's
+/// [`NET_QUEUE_ATTRS`]. Anything else in a journal (`/sys/block/sda/
+/// device/delete`, a `..`) is refused by `innotune restore`.
 fn allowed(p: &Path) -> bool {
     let s = p.to_string_lossy();
     let parts: Vec<&str> = s.split('/').collect();
+    let queue = |dev: &str, q: &str, attr: &str| {
+        super::plain_name(dev) && q == "queue" && QUEUE_ATTRS.contains(&attr)
+    };
     plain_abs(p)
-        && (s.starts_with("/sys/block/")
-            || s.starts_with("/sys/class/block/")
-            || s == "/sys/kernel/mm/transparent_hugepage/enabled"
-            || s == "/sys/kernel/mm/transparent_hugepage/defrag"
-            // /sys/class/net/NIC/queues/rx-N/rps_cpus
-            || (s.starts_with("/sys/class/net/")
-                && parts.len() == 8
-                && parts[5] == "queues"
-                && matches!(parts[7], "rps_cpus" | "xps_cpus" | "rps_flow_cnt")))
+        && match parts.as_slice() {
+            ["", "sys", "block", dev, q, attr] => queue(dev, q, attr),
+            ["", "sys", "class", "block", dev, q, attr] => queue(dev, q, attr),
+            ["", "sys", "kernel", "mm", "transparent_hugepage", "enabled" | "defrag"] => true,
+            ["", "sys", "class", "net", nic, "queues", q, attr] => {
+                super::plain_name(nic)
+                    && (q.strip_prefix("rx-").or_else(|| q.strip_prefix("tx-")))
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                    && NET_QUEUE_ATTRS.contains(attr)
+            }
+            _ => false,
+        }
 }
 
 /// One sysfs attribute. See the module documentation.
@@ -303,22 +317,45 @@ impl Change for SysfsAttr {
             Priority::ATTRIBUTE
         }
     }
+    /// Every path one innotune sets ([`allowed`]), every value one it
+    /// writes or reads back (a word, a number, a mask), and the root `/`
+    /// or a tree no symbolic link leads out of.
     fn validate(&self) -> Result<(), String> {
-        let bad = std::iter::once(&self.path)
-            .chain(self.remember.iter())
-            .chain(self.companions.iter().map(|(p, _)| p))
-            .chain(self.then_set.iter().map(|(p, _)| p))
-            .find(|p| !allowed(p));
-        match bad {
-            Some(p) => Err(format!(
-                "{} is not a sysfs attribute innotune sets (only /sys/block, /sys/class/block, transparent hugepages and NIC queue masks)",
-                p.display()
-            )),
-            None if !self.root.is_absolute() => {
-                Err(format!("root {} is not absolute", self.root.display()))
-            }
-            None => Ok(()),
+        let paths = || {
+            std::iter::once(&self.path)
+                .chain(self.remember.iter())
+                .chain(self.companions.iter().map(|(p, _)| p))
+                .chain(self.then_set.iter().map(|(p, _)| p))
+        };
+        if let Some(p) = paths().find(|p| !allowed(p)) {
+            return Err(format!(
+                "{} is not a sysfs attribute innotune sets (only block queues' {}, transparent hugepages and NIC queues' {})",
+                p.display(),
+                QUEUE_ATTRS.join("/"),
+                NET_QUEUE_ATTRS.join("/")
+            ));
         }
+        let values = std::iter::once(&self.value)
+            .chain(self.original.iter())
+            .chain(self.companions.iter().map(|(_, v)| v))
+            .chain(self.then_set.iter().map(|(_, v)| v));
+        if let Some(v) = values.into_iter().find(|v| !super::plain_value(v)) {
+            return Err(format!(
+                "{}: {v:?} is not a value innotune writes there",
+                self.path.display()
+            ));
+        }
+        if self.label.chars().any(char::is_control) {
+            return Err(format!(
+                "{}: its label holds control characters",
+                self.path.display()
+            ));
+        }
+        super::check_root(&self.root)?;
+        for p in paths() {
+            super::inside_root(&self.root, p)?;
+        }
+        Ok(())
     }
 }
 
@@ -379,9 +416,60 @@ mod tests {
             "/sys/class/net/eth0/address",
             "/proc/sys/vm/swappiness",
             "sys/block/sda/queue/scheduler",
+            "/sys/block/sda/device/delete",
+            "/sys/block/sda/queue/iosched/fifo_batch",
+            "/sys/class/block/sda/device/rescan",
+            "/sys/class/net/eth0/queues/rx-0/../../address",
+            "/sys/class/net/eth0/queues/foo/rps_cpus",
         ] {
             assert!(SysfsAttr::new(p, "1", "x").validate().is_err(), "{p}");
         }
+        // Values are words, numbers and masks; never a path or a pipe.
+        let mut c = SysfsAttr::new("/sys/block/sda/queue/scheduler", "none", "sda");
+        c.original = Some("mq-deadline".into());
+        assert!(c.validate().is_ok());
+        for bad in ["|/tmp/x.sh", "/etc/passwd", "a b", "x\n"] {
+            c.original = Some(bad.into());
+            assert!(c.validate().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_root_tree_is_never_left_through_another_users_symlink() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("tree");
+        let q = root.join("sys/devices/sda/queue");
+        std::fs::create_dir_all(&q).unwrap();
+        std::fs::create_dir_all(root.join("sys/block")).unwrap();
+        std::fs::write(q.join("scheduler"), "none\n").unwrap();
+        // A fixture's relative link inside the tree is fine.
+        std::os::unix::fs::symlink("../devices/sda", root.join("sys/block/sda")).unwrap();
+        let mut c = SysfsAttr::new("/sys/block/sda/queue/scheduler", "none", "sda");
+        c.root = root.clone();
+        assert!(c.validate().is_ok(), "{:?}", c.validate());
+        // So is one this user made out of it (ROOT/sys -> /sys in tests).
+        let outside = t.path().join("victim");
+        std::fs::write(&outside, "x").unwrap();
+        std::fs::remove_file(q.join("scheduler")).unwrap();
+        std::os::unix::fs::symlink(&outside, q.join("scheduler")).unwrap();
+        assert!(c.validate().is_ok(), "{:?}", c.validate());
+        // Not one another user owns, nor anything in a directory of theirs.
+        std::os::unix::fs::lchown(q.join("scheduler"), Some(65534), None).unwrap();
+        let why = c.validate().unwrap_err();
+        assert!(why.contains("owned by uid 65534"), "{why}");
+        std::os::unix::fs::lchown(q.join("scheduler"), Some(0), None).unwrap();
+        std::os::unix::fs::chown(root.join("sys"), Some(65534), None).unwrap();
+        assert!(c.validate().unwrap_err().contains("owned by uid 65534"));
+        std::os::unix::fs::chown(root.join("sys"), Some(0), None).unwrap();
+        // The root itself must be reached without a link.
+        std::os::unix::fs::symlink(&root, t.path().join("alias")).unwrap();
+        c.root = t.path().join("alias");
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .contains("through a symbolic link"));
+        c.root = PathBuf::from("relative");
+        assert!(c.validate().is_err());
     }
 
     #[test]

@@ -262,10 +262,8 @@ impl Change for TraceInstance {
         if !plain || !self.name.starts_with(PREFIX) || self.name.len() == PREFIX.len() {
             return refuse("not a trace instance innotune creates (innotune-*)");
         }
-        if !self.root.is_absolute() {
-            return refuse("root is not absolute");
-        }
-        Ok(())
+        super::check_root(&self.root)?;
+        super::inside_root(&self.root, &self.dir())
     }
 }
 

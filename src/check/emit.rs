@@ -21,19 +21,9 @@ use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-pub const UDEV_RULES: &str = "/etc/udev/rules.d/99-innotune.rules";
-pub const UNIT: &str = "/etc/systemd/system/innotune-queues.service";
-pub const UNIT_WANTS_DIR: &str = "/etc/systemd/system/multi-user.target.wants";
-pub const SYSCTL: &str = "/etc/sysctl.d/99-innotune.conf";
-pub const TMPFILES: &str = "/etc/tmpfiles.d/innotune-thp.conf";
-/// Marker every file innotune installs starts with; innotune overwrites
-/// only files that carry it (an existing file without it is never taken
-/// over: `EditedFile::require_prefix`).
-pub const MARKER: &str = "# Managed by innotune";
-
-pub const MYCNF_NAME: &str = "99-innotune.cnf";
-pub const LIMITS_NAME: &str = "innotune-limits.conf";
-pub const FSTAB: &str = "fstab.innotune";
+pub use crate::change::allowed::{
+    FSTAB, LIMITS_NAME, MARKER, MYCNF_NAME, SYSCTL, TMPFILES, UDEV_RULES, UNIT, UNIT_WANTS_DIR,
+};
 
 /// One emitted file.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]

@@ -7,7 +7,8 @@ use clap::Args;
 /// stops throwaway servers it started (SIGTERM, SIGKILL after 30 s; only a
 /// process whose start time and command line prove it is that server),
 /// deletes files innotune created, and removes the journal once everything
-/// is back.
+/// is back. Refuses a journal (or state directory) another user owns or may
+/// write, and any entry innotune could not have written.
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:

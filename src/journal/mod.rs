@@ -35,6 +35,7 @@ pub mod fault;
 mod render;
 pub mod restore;
 mod signals;
+mod trust;
 
 pub use restore::{restore_entries, run_restore, Outcome, RestoreReport, Restored};
 pub use signals::{set_interrupt_hook, InterruptHook};
@@ -42,7 +43,7 @@ pub use signals::{set_interrupt_hook, InterruptHook};
 use crate::change::Change;
 use crate::error::Fix;
 use crate::host::Host;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File};
 use std::io;
@@ -129,7 +130,7 @@ impl Entry {
         PathBuf::from(self.change().target())
     }
     /// The `--root` a change's path lives under, when it has one.
-    fn root(&self) -> Option<serde_json::Value> {
+    pub(crate) fn root(&self) -> Option<serde_json::Value> {
         serde_json::to_value(self.change())
             .ok()
             .and_then(|v| v.get("root").cloned())
@@ -146,7 +147,65 @@ pub struct JournalFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written_by: Option<String>,
     pub owner: Owner,
+    /// What the run worked on besides the live host: the `--root` trees
+    /// and the servers it changed. `restore` accepts an entry's `root`
+    /// only if it is `/` or listed here, and a server variable's endpoint
+    /// only if it is listed here.
+    #[serde(default, skip_serializing_if = "Scope::is_empty")]
+    pub scope: Scope,
     pub entries: Vec<Entry>,
+}
+
+/// See [`JournalFile::scope`]. Recorded by the guard as each change is
+/// journaled, from the `Host` the run passes it (its `--root`) and the
+/// endpoint of each server change.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scope {
+    /// `--root` trees (never `/`, which is always accepted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<PathBuf>,
+    /// Servers whose variables the run changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<crate::db::ServerEndpoint>,
+}
+
+impl Scope {
+    pub fn is_empty(&self) -> bool {
+        self.roots.is_empty() && self.endpoints.is_empty()
+    }
+
+    /// Record that `change` is made on `host`.
+    pub fn record(&mut self, host: &Host, change: &dyn Change) {
+        let root = host.root();
+        if root != Path::new("/") && !self.roots.iter().any(|r| r == root) {
+            self.roots.push(root.to_path_buf());
+        }
+        if let Some(ep) = endpoint_of(change) {
+            if !self.endpoints.contains(&ep) {
+                self.endpoints.push(ep);
+            }
+        }
+    }
+
+    /// The scope of entries already journaled by innotune (and validated):
+    /// what `apply` carries over into the applied journal.
+    pub fn of(entries: &[Entry]) -> Scope {
+        let mut s = Scope::default();
+        for e in entries {
+            if let Some(serde_json::Value::String(r)) = e.root() {
+                s.record(&Host::with_root(r), e.change());
+            } else {
+                s.record(&Host::live(), e.change());
+            }
+        }
+        s
+    }
+}
+
+/// The server a change connects to (`server_variable`'s `endpoint`).
+pub(crate) fn endpoint_of(change: &dyn Change) -> Option<crate::db::ServerEndpoint> {
+    let v = serde_json::to_value(change).ok()?;
+    serde_json::from_value(v.get("endpoint")?.clone()).ok()
 }
 
 /// Read a version-1 entry (`{"kind": "sysfs" | "file" | "dir" | "server",
@@ -179,7 +238,9 @@ fn upgrade_v1(id: u64, v: serde_json::Value) -> serde_json::Value {
 }
 
 /// Read a journal file; `Ok(None)` when there is none. Version-1 entries
-/// are read as the change kinds that replaced them.
+/// are read as the change kinds that replaced them. A journal (or state
+/// directory) that is not the running user's alone is refused with one
+/// line (`trust.rs`).
 pub fn load(path: &Path) -> Result<Option<JournalFile>> {
     let bad = |e: &dyn std::fmt::Display| {
         Fix::new(
@@ -187,8 +248,8 @@ pub fn load(path: &Path) -> Result<Option<JournalFile>> {
             "inspect it, put back what it lists by hand, then delete it",
         )
     };
-    match fs::read_to_string(path) {
-        Ok(s) => {
+    match trust::read_journal(path) {
+        Ok(Some(s)) => {
             let mut v: serde_json::Value = serde_json::from_str(&s).map_err(|e| bad(&e))?;
             check_version(path, &v)?;
             if let Some(entries) = v.get_mut("entries").and_then(|e| e.as_array_mut()) {
@@ -202,8 +263,8 @@ pub fn load(path: &Path) -> Result<Option<JournalFile>> {
             let j: JournalFile = serde_json::from_value(v).map_err(|e| bad(&e))?;
             Ok(Some(j))
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading journal {}", path.display())),
+        Ok(None) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -472,6 +533,7 @@ impl Inner {
             fault::step("change made (journaled by an earlier entry)");
             return Ok(id);
         }
+        self.file.scope.record(host, change.as_ref());
         let id = self.next_id();
         self.file.entries.push(Entry::Change {
             id,
@@ -536,6 +598,7 @@ impl Journal {
     /// unit tests that must not take over the test harness's signals.
     pub fn begin_in(dir: &Path, command: &str, handle_signals: bool) -> Result<Guard> {
         create_state_dir(dir)?;
+        trust::open_state_dir(dir)?;
         let path = dir.join(JOURNAL_FILE);
         let Some(lock_file) = try_lock(dir)? else {
             return Err(busy(&path));
@@ -559,6 +622,7 @@ impl Journal {
             version: JOURNAL_VERSION,
             written_by: Some(WRITTEN_BY.to_string()),
             owner: Owner::current(command),
+            scope: Scope::default(),
             entries: Vec::new(),
         };
         let inner = Inner {

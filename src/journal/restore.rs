@@ -1,6 +1,6 @@
 //! Putting journaled changes back, for the guard and for `innotune restore`.
 
-use super::{cli::RestoreArgs, journal_path, load, remove_journal, Entry, Owner};
+use super::{cli::RestoreArgs, journal_path, load, remove_journal, Entry, JournalFile, Owner};
 use crate::change::{Hook, HookRun, Priority};
 use crate::error::Fix;
 use crate::Ctx;
@@ -110,9 +110,14 @@ pub fn undo_hooks(entries: &[Entry], results: &[Restored]) -> Vec<Hook> {
 
 /// Refuse a journal holding an entry innotune could not have written: the
 /// first such entry, as one error line. Nothing has been written then.
-pub fn validate_entries(path: &Path, entries: &[Entry]) -> Result<()> {
-    for (i, e) in entries.iter().enumerate() {
-        if let Err(why) = e.change().validate() {
+///
+/// Each entry must pass its kind's [`crate::change::Change::validate`]
+/// (every field against what innotune writes), its `root` must be `/` or
+/// a `--root` the run recorded ([`super::Scope`]), and the server it
+/// connects to one the run recorded.
+pub fn validate_entries(path: &Path, j: &JournalFile) -> Result<()> {
+    for (i, e) in j.entries.iter().enumerate() {
+        if let Err(why) = validate_entry(j, e) {
             return Err(Fix::new(
                 format!(
                     "journal {} entry {} ({}) is not one innotune writes: {why}",
@@ -123,6 +128,31 @@ pub fn validate_entries(path: &Path, entries: &[Entry]) -> Result<()> {
                 "nothing was restored; inspect the journal and put back what it lists by hand",
             )
             .into());
+        }
+    }
+    Ok(())
+}
+
+fn validate_entry(j: &JournalFile, e: &Entry) -> Result<(), String> {
+    e.change().validate()?;
+    if let Some(root) = e.root() {
+        let root = root
+            .as_str()
+            .map(PathBuf::from)
+            .ok_or_else(|| format!("root {root} is not a path"))?;
+        if root != Path::new("/") && !j.scope.roots.contains(&root) {
+            return Err(format!(
+                "root {} is neither / nor a --root the run recorded",
+                root.display()
+            ));
+        }
+    }
+    if let Some(ep) = super::endpoint_of(e.change()) {
+        if !j.scope.endpoints.contains(&ep) {
+            return Err(format!(
+                "the server at {} is not one the run recorded",
+                ep.describe()
+            ));
         }
     }
     Ok(())
@@ -178,6 +208,9 @@ pub fn run_restore(args: RestoreArgs, ctx: &Ctx) -> Result<i32> {
 /// once ([`crate::change::run_hooks`]).
 pub fn restore_at(path: &Path, dry_run: bool) -> Result<RestoreReport> {
     let dir = path.parent().unwrap_or(Path::new("."));
+    // Another user's (or a shared) state directory is refused before
+    // anything is created in it, lock included.
+    super::trust::open_state_dir(dir)?;
     let _lock = if dir.is_dir() {
         match super::try_lock(dir)? {
             Some(l) => Some(l),
@@ -210,7 +243,7 @@ pub fn restore_at(path: &Path, dry_run: bool) -> Result<RestoreReport> {
             pending_hooks: vec![],
         });
     };
-    validate_entries(path, &j.entries)?;
+    validate_entries(path, &j)?;
     let entries = restore_entries(&j.entries, dry_run);
     let pending_hooks = if dry_run {
         Vec::new()

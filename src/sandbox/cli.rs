@@ -12,7 +12,9 @@ use std::path::PathBuf;
   innotune sandbox stop --dir /var/tmp/sb --keep     # shut down, keep data for the next start
 
 Every sandbox makes room for 1024 client threads (max_connections, max_prepared_stmt_count).
-A DIR inside, equal to or containing a MySQL datadir is refused.
+A DIR inside, equal to or containing a MySQL datadir is refused, and so is one that is not
+yours alone (another user's, writable by others, or holding files innotune did not make).
+stop signals only the server innotune started in DIR (pid, start time, executable, command line).
 Exit codes: 0 ok; 1 status: the server is not running; 2 usage or environment error.")]
 pub struct SandboxArgs {
     #[command(subcommand)]

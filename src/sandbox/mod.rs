@@ -9,7 +9,11 @@
 //!
 //! DIR is refused when it is, is inside, or contains the datadir of a
 //! running server or the one the server option files name
-//! ([`crate::safety::refuse_near_datadir`]), before anything is created.
+//! ([`crate::safety::refuse_near_datadir`]), before anything is created;
+//! and when it, its manifest or a name in it is not provably innotune's
+//! for the running user (`trust.rs`): only a server whose pid, start time,
+//! executable and command line are those recorded when it was started is
+//! ever signalled.
 //!
 //! Library use (tests, sweep): `Sandbox::start(SandboxOpts::new(dir))`,
 //! then `.socket()`, `.port()`, `.conn_spec()`; dropping it stops it.
@@ -25,6 +29,7 @@ mod process;
 mod profile;
 mod render;
 mod report;
+mod trust;
 
 pub use crate::change::server::runs_from;
 pub use profile::{Profile, CAPACITY, CAPACITY_THREADS};
@@ -43,6 +48,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use trust::{FileId, SandboxDir, ServerIdentity};
 
 const MARKER: &str = "innotune-sandbox.json";
 /// Longest socket path that fits `sockaddr_un.sun_path` with room to spare.
@@ -81,17 +87,82 @@ impl SandboxOpts {
 pub struct State {
     pub pid: u32,
     pub port: u16,
+    /// Shown to people; innotune itself only ever connects to DIR/mysql.sock.
     pub socket: PathBuf,
     pub server_binary: PathBuf,
     pub version: String,
     pub profile: String,
     pub keep: bool,
+    /// The server process as innotune started it (start time, executable,
+    /// command line): only a process that still matches is stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerIdentity>,
+    /// Device and inode of DIR: this manifest vouches for no other
+    /// directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir_id: Option<FileId>,
+}
+
+impl State {
+    /// Is the server innotune recorded here running, provably (pid, start
+    /// time, executable and command line as recorded, naming DIR/my.cnf)?
+    pub fn server_running(&self, dir: &Path) -> bool {
+        self.server.as_ref().is_some_and(|id| id.is(self.pid, dir))
+    }
+}
+
+/// `dir` as a sandbox directory innotune may use, or one error line.
+fn open_dir(dir: &Path, start: bool) -> Result<SandboxDir> {
+    if !start && dir.symlink_metadata().is_err() {
+        return Err(not_a_sandbox(dir));
+    }
+    SandboxDir::open(dir).map_err(|why| {
+        Fix::new(
+            format!(
+                "{} is not a sandbox directory only you can write: {why}; nothing was {}",
+                dir.display(),
+                if start {
+                    "started"
+                } else {
+                    "stopped or removed"
+                }
+            ),
+            if start {
+                "give --dir a new directory, or one only you can write (e.g. under /var/tmp)"
+            } else {
+                "pass the --dir of a sandbox you started"
+            },
+        )
+        .into()
+    })
+}
+
+/// The trusted manifest of `d`, or one error line.
+fn load_state(d: &SandboxDir, start: bool) -> Result<Option<State>> {
+    d.load().map_err(|why| {
+        Fix::new(
+            format!(
+                "{} is not a sandbox innotune {} for you: {why}; nothing was {}",
+                d.path.display(),
+                if start { "kept" } else { "started" },
+                if start {
+                    "started"
+                } else {
+                    "stopped or removed"
+                }
+            ),
+            "inspect and remove it if you did not make it, or choose another --dir",
+        )
+        .into()
+    })
 }
 
 /// A running sandbox server. Dropping it stops it (and removes DIR unless kept).
 #[derive(Debug)]
 pub struct Sandbox {
     dir: PathBuf,
+    /// DIR, held open and verified (`trust.rs`).
+    sdir: SandboxDir,
     state: State,
     child: Option<Child>,
     done: bool,
@@ -203,30 +274,53 @@ impl Sandbox {
                 "sandbox directory",
             )
         };
-        let marker = dir.join(MARKER);
-        let reuse = if marker.exists() {
-            let st = read_state(&dir)?;
-            if pid_alive(st.pid) && runs_from(st.pid, &dir) {
-                anyhow::bail!(Fix::new(
-                    format!(
-                        "a sandbox is already running in {} (pid {})",
-                        dir.display(),
-                        st.pid
-                    ),
-                    "use it, or `innotune sandbox stop --dir` first"
-                ));
-            }
-            near_datadir()?;
-            true
+        let sdir = if dir.symlink_metadata().is_ok() {
+            // A directory at or around a datadir is refused as such first
+            // (it is usually the server user's, not ours).
+            open_dir(&dir, true).or_else(|e| near_datadir().and(Err(e)))?
         } else {
             near_datadir()?;
-            if dir.exists() && fs::read_dir(&dir)?.next().is_some() {
-                anyhow::bail!(Fix::new(
-                    format!("{} exists and is not empty", dir.display()),
-                    "give --dir a new or empty directory (innotune removes it on stop)"
-                ));
+            if let Some(parent) = dir.parent() {
+                fs::create_dir_all(parent)
+                    .with_context(|| format!("creating {}", parent.display()))?;
             }
-            false
+            fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            open_dir(&dir, true)?
+        };
+        let reuse = match load_state(&sdir, true)? {
+            Some(st) => {
+                if st.server_running(&dir) {
+                    anyhow::bail!(Fix::new(
+                        format!(
+                            "a sandbox is already running in {} (pid {})",
+                            dir.display(),
+                            st.pid
+                        ),
+                        "use it, or `innotune sandbox stop --dir` first"
+                    ));
+                }
+                sdir.check_entries().map_err(|why| {
+                    Fix::new(
+                        format!(
+                            "{} is not a sandbox innotune kept for you: {why}; nothing was started",
+                            dir.display()
+                        ),
+                        "inspect and remove it if you did not make it, or choose another --dir",
+                    )
+                })?;
+                near_datadir()?;
+                true
+            }
+            None => {
+                near_datadir()?;
+                if !sdir.is_empty()? {
+                    anyhow::bail!(Fix::new(
+                        format!("{} exists and is not empty", dir.display()),
+                        "give --dir a new or empty directory (innotune removes it on stop)"
+                    ));
+                }
+                false
+            }
         };
         let server = std::env::var_os("INNOTUNE_MYSQLD")
             .map(PathBuf::from)
@@ -239,10 +333,7 @@ impl Sandbox {
             })?;
         let ver = binary_version(&server)?;
         let port = free_port(opts.port)?;
-        fs::create_dir_all(dir.join("data"))?;
-        fs::create_dir_all(dir.join("tmp"))?;
         let cnf = dir.join("my.cnf");
-        fs::write(&cnf, init::my_cnf(&dir, port, &ver, &opts.profile))?;
         let state = State {
             pid: 0,
             port,
@@ -251,15 +342,30 @@ impl Sandbox {
             version: ver.raw.clone(),
             profile: opts.profile.name().to_string(),
             keep: opts.keep,
+            server: None,
+            dir_id: Some(sdir.id()),
         };
-        // The marker goes first, so a failed init still lets stop clean DIR.
-        write_state(&dir, &state)?;
         let mut sb = Sandbox {
             dir: dir.clone(),
+            sdir,
             state,
             child: None,
             done: false,
         };
+        // The marker goes first, so a failed start still lets stop clean
+        // DIR (and a fresh DIR is removed by `sb`'s drop).
+        sb.write_state()?;
+        for d in ["data", "tmp"] {
+            sb.sdir
+                .mkdir(d)
+                .with_context(|| format!("creating {}", dir.join(d).display()))?;
+        }
+        sb.sdir
+            .write(
+                "my.cnf",
+                init::my_cnf(&dir, port, &ver, &opts.profile).as_bytes(),
+            )
+            .with_context(|| format!("writing {}", cnf.display()))?;
         if !reuse {
             init::initialise(&server, &ver, &cnf, &dir)?;
         }
@@ -269,10 +375,19 @@ impl Sandbox {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0);
+        let argv: Vec<std::ffi::OsString> = std::iter::once(cmd.get_program())
+            .chain(cmd.get_args())
+            .map(|s| s.to_os_string())
+            .collect();
         let child = spawn(cmd)?;
         sb.state.pid = child.id();
+        // What the process is about to show: right after exec the kernel
+        // may still show an empty command line (or the old executable),
+        // so what was spawned is recorded now, and what /proc shows once
+        // the server answers.
+        sb.state.server = ServerIdentity::spawned(child.id(), &argv);
         sb.child = Some(child);
-        write_state(&dir, &sb.state)?;
+        sb.write_state()?;
         let deadline = Instant::now() + opts.timeout;
         let spec = sb.conn_spec();
         loop {
@@ -295,7 +410,10 @@ impl Sandbox {
                 if let Ok(mut c) = spec.connect() {
                     if let Ok(v) = crate::db::server_version(&mut c) {
                         sb.state.version = v.raw;
-                        write_state(&dir, &sb.state)?;
+                        if let Some(id) = ServerIdentity::of(sb.state.pid) {
+                            sb.state.server = Some(id);
+                        }
+                        sb.write_state()?;
                         return Ok(sb);
                     }
                 }
@@ -314,11 +432,15 @@ impl Sandbox {
         }
     }
 
-    /// Take over a sandbox started earlier (e.g. by `innotune sandbox start`).
+    /// Take over a sandbox started earlier (e.g. by `innotune sandbox
+    /// start`): only one whose directory and manifest are provably the
+    /// running user's (`trust.rs`).
     pub fn attach(dir: &Path) -> Result<Sandbox> {
-        let state = read_state(dir)?;
+        let sdir = open_dir(dir, false)?;
+        let state = load_state(&sdir, false)?.ok_or_else(|| not_a_sandbox(dir))?;
         Ok(Sandbox {
             dir: dir.to_path_buf(),
+            sdir,
             state,
             child: None,
             done: false,
@@ -336,55 +458,102 @@ impl Sandbox {
         self.state.keep = keep;
     }
 
+    /// Is the server innotune started here running (provably it)?
+    pub fn is_running(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => self.state.server_running(&self.dir),
+        }
+    }
+
+    fn write_state(&self) -> Result<()> {
+        self.sdir
+            .write(
+                MARKER,
+                serde_json::to_string_pretty(&self.state)?.as_bytes(),
+            )
+            .with_context(|| format!("writing {}", self.dir.join(MARKER).display()))
+    }
+
     /// Shut down cleanly, wait for the process to exit, remove DIR unless kept.
     pub fn stop(mut self) -> Result<()> {
         self.done = true;
         self.stop_inner()
     }
 
-    fn stop_inner(&mut self) -> Result<()> {
+    /// Send `sig` to the server: our own (unreaped, so its pid cannot be
+    /// reused) child directly, an attached one through a pidfd after
+    /// checking it is still the recorded process. Never a SHUTDOWN over a
+    /// socket: a socket proves nothing about who listens on it.
+    fn signal(&self, sig: rustix::process::Signal) -> bool {
         let pid = self.state.pid;
-        let ours =
-            pid != 0 && pid_alive(pid) && (self.child.is_some() || runs_from(pid, &self.dir));
-        if ours {
-            let asked = self
-                .conn_spec()
-                .connect()
-                .and_then(|mut c| {
-                    use mysql::prelude::Queryable;
-                    c.query_drop("SHUTDOWN").map_err(Into::into)
-                })
-                .is_ok();
-            if !asked {
-                unsafe { libc::kill(pid as i32, libc::SIGTERM) };
-            }
+        match (&self.child, &self.state.server) {
+            (Some(_), _) => unsafe { libc::kill(pid as i32, sig.as_raw()) == 0 },
+            (None, Some(id)) => trust::signal(pid, id, &self.dir, sig),
+            (None, None) => false,
+        }
+    }
+
+    fn stop_inner(&mut self) -> Result<()> {
+        use rustix::process::Signal;
+        let pid = self.state.pid;
+        let running = pid != 0 && self.is_running();
+        if !running && pid != 0 && self.child.is_none() && runs_from(pid, &self.dir) {
+            // Something runs from DIR/my.cnf that is not what innotune
+            // recorded: neither signal it nor pull DIR from under it.
+            anyhow::bail!(Fix::new(
+                format!(
+                    "pid {pid} runs from {} but is not the server innotune started there (its start time, executable or command line differ from those recorded); it and the directory were left alone",
+                    self.dir.join("my.cnf").display()
+                ),
+                format!("stop pid {pid} yourself if it is yours, then run this again")
+            ));
+        }
+        if !running && pid != 0 && self.child.is_none() && pid_alive(pid) {
+            crate::output::warn(format!(
+                "left pid {pid} alone: it is not the server innotune started in {} (its start time, executable or command line differ from those recorded)",
+                self.dir.display()
+            ));
+        }
+        // Gone: reaped (our child), or no longer the process with the
+        // recorded start time (exited, a zombie, or its pid reused). Not
+        // the full identity: while a process exits, its executable and
+        // command line already read as empty.
+        let ticks = self.state.server.as_ref().map(|id| id.start_ticks);
+        let alive = |sb: &mut Sandbox| match sb.child.as_mut() {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => ticks.is_some() && crate::journal::process_start_ticks(pid) == ticks,
+        };
+        if running && self.signal(Signal::TERM) {
             let deadline = Instant::now() + Duration::from_secs(120);
             let mut killed = false;
-            loop {
-                let gone = match self.child.as_mut() {
-                    Some(c) => matches!(c.try_wait(), Ok(Some(_))),
-                    None => !pid_alive(pid),
-                };
-                if gone {
-                    break;
-                }
+            while alive(self) {
                 if Instant::now() > deadline && !killed {
-                    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                    self.signal(Signal::KILL);
                     killed = true;
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
-            self.child = None;
         }
-        if !self.state.keep && self.dir.join(MARKER).exists() {
+        self.child = None;
+        if !self.state.keep {
             fs::remove_dir_all(&self.dir)
                 .with_context(|| format!("removing sandbox directory {}", self.dir.display()))?;
-        } else if self.dir.join(MARKER).exists() {
+        } else {
             self.state.pid = 0;
-            write_state(&self.dir, &self.state)?;
+            self.state.server = None;
+            self.write_state()?;
         }
         Ok(())
     }
+}
+
+fn not_a_sandbox(dir: &Path) -> anyhow::Error {
+    Fix::new(
+        format!("{} is not an innotune sandbox (no {MARKER})", dir.display()),
+        "pass the --dir given to `innotune sandbox start`",
+    )
+    .into()
 }
 
 impl Drop for Sandbox {
@@ -398,20 +567,11 @@ impl Drop for Sandbox {
     }
 }
 
+/// The manifest of the sandbox in `dir`, read only when `dir` and the
+/// manifest are provably the running user's (`trust.rs`).
 pub(crate) fn read_state(dir: &Path) -> Result<State> {
-    let p = dir.join(MARKER);
-    let text = fs::read_to_string(&p).map_err(|_| {
-        Fix::new(
-            format!("{} is not an innotune sandbox (no {MARKER})", dir.display()),
-            "pass the --dir given to `innotune sandbox start`",
-        )
-    })?;
-    serde_json::from_str(&text).with_context(|| format!("reading {}", p.display()))
-}
-
-fn write_state(dir: &Path, st: &State) -> Result<()> {
-    fs::write(dir.join(MARKER), serde_json::to_string_pretty(st)?)?;
-    Ok(())
+    let sdir = open_dir(dir, false)?;
+    load_state(&sdir, false)?.ok_or_else(|| not_a_sandbox(dir))
 }
 
 /// `innotune sandbox`: wire the command line to [`execute`] and the exporters.

@@ -1,7 +1,6 @@
 //! The `sandbox` command: its typed report, and options → [`execute`].
 
-use super::process::pid_alive;
-use super::{cli, read_state, runs_from, Profile, Sandbox, SandboxOpts, State};
+use super::{cli, read_state, socket_path, Profile, Sandbox, SandboxOpts, State};
 use crate::db::ConnSpec;
 use crate::error::exit;
 use anyhow::Result;
@@ -34,7 +33,7 @@ impl SandboxReport {
             running,
             pid: running.then_some(st.pid),
             port: st.port,
-            socket: st.socket.display().to_string(),
+            socket: super::socket_path(dir).display().to_string(),
             version: st.version.clone(),
             profile: st.profile.clone(),
             kept: st.keep,
@@ -74,8 +73,7 @@ pub fn execute(args: cli::SandboxArgs) -> Result<SandboxReport> {
         Stop(a) => {
             let dir = absolute(&a.dir.dir)?;
             let mut sb = Sandbox::attach(&dir)?;
-            let running =
-                sb.state.pid != 0 && pid_alive(sb.state.pid) && runs_from(sb.state.pid, &dir);
+            let running = sb.is_running();
             // `--keep` on this stop, or `start --keep` for the server that
             // is running now. A sandbox already stopped and kept is removed
             // by a plain `stop`: keeping is what a stop does to a running
@@ -91,9 +89,10 @@ pub fn execute(args: cli::SandboxArgs) -> Result<SandboxReport> {
         Status(a) => {
             let dir = absolute(&a.dir)?;
             let mut st = read_state(&dir)?;
-            let running = st.pid != 0 && pid_alive(st.pid) && runs_from(st.pid, &dir);
+            let running = st.server_running(&dir);
             if running {
-                if let Ok(mut c) = ConnSpec::socket(&st.socket, "root").connect() {
+                // DIR's own socket, never one the manifest names.
+                if let Ok(mut c) = ConnSpec::socket(socket_path(&dir), "root").connect() {
                     if let Ok(v) = crate::db::server_version(&mut c) {
                         st.version = v.raw;
                     }

@@ -105,6 +105,8 @@ pub enum Setting {
     Fstab { mount_point: String, line: String },
 }
 
+pub use crate::change::allowed::{SERVER_VARIABLES, SYSCTLS};
+
 impl Setting {
     pub fn queue(device: &str, attr: &str, value: &str) -> Setting {
         Setting::Queue {
@@ -114,12 +116,17 @@ impl Setting {
         }
     }
     pub fn sysctl(name: &str, value: impl ToString) -> Setting {
+        debug_assert!(SYSCTLS.contains(&name), "add {name} to rules::SYSCTLS");
         Setting::Sysctl {
             name: name.into(),
             value: value.to_string(),
         }
     }
     pub fn var(s: &ServerFacts, name: &str, value: impl ToString, reason: &str) -> Setting {
+        debug_assert!(
+            SERVER_VARIABLES.contains(&name),
+            "add {name} to rules::SERVER_VARIABLES"
+        );
         Setting::ServerVariable {
             name: name.into(),
             value: value.to_string(),
