@@ -155,6 +155,10 @@ pub struct DeviceFacts {
     /// queue/zoned: `none`, `host-aware`, `host-managed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zoned: Option<String>,
+    /// The queue's tag-set flags when debugfs showed them: input to the
+    /// kernel's default scheduler (`model::block::kernel_default`), not JSON.
+    #[serde(skip)]
+    pub tag_flags: Option<crate::model::block::TagFlags>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub md_level: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
