@@ -3,7 +3,8 @@
 //! Why a model of its own instead of probe's report: probe's structure is
 //! being reworked (a shared host model), and rules should not change with
 //! it. One adapter ([`super::adapter`]) fills these facts from probe, the
-//! host's configuration files and the server; every rule is a pure function
+//! host model's readers of configuration files (`crate::model`) and the
+//! server; every rule is a pure function
 //! of [`Facts`], so each is unit-tested by building facts by hand.
 //!
 //! `None` always means "not known here" (an unreadable file, no server);

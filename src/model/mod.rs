@@ -38,7 +38,7 @@
 //!   [`HostModel::device_names_under`] for just the names.
 //! - [`HostModel::mounts_of_device`]: where a block device or one of its
 //!   partitions is mounted (bench refuses those), matched exactly.
-//! - [`process::server_pids`], [`process::stat`], [`process::start_ticks`]
+//! - [`process::server_pids`], [`process::stat`], [`process::live_start_ticks`]
 //!   and [`process::argv`] for code that needs one process fact without
 //!   the rest of the model (the journal, sandboxes and `db::argv` pass
 //!   `Host::live()`: their processes are on this machine whatever `--root`).
@@ -54,8 +54,8 @@ pub mod cpustat;
 pub mod diskstats;
 pub mod meminfo;
 pub mod mount;
-pub mod optfile;
 pub mod net;
+pub mod optfile;
 pub mod process;
 pub mod server;
 pub mod stack;
