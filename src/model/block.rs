@@ -209,7 +209,7 @@ pub struct Queue {
     pub scheduler_tunables: Known<BTreeMap<String, String>>,
     /// The tag-set flags that decide the kernel's default scheduler, from
     /// debugfs when it is mounted and readable (`None` otherwise). Input
-    /// to [`Queue::kernel_default`]; not part of the JSON.
+    /// to [`kernel_default`]; not part of the JSON.
     #[serde(skip)]
     pub tag_flags: Option<TagFlags>,
 }
@@ -221,19 +221,6 @@ impl Queue {
         self.schedulers_available
             .value()
             .is_some_and(|v| v.len() > 1)
-    }
-
-    /// The scheduler the kernel gives this queue when nothing sets one
-    /// ([`kernel_default`]) for a device of `kind`.
-    pub fn kernel_default(&self, kind: Kind) -> &'static str {
-        kernel_default(
-            kind,
-            self.hw_queues.value().copied(),
-            self.tag_flags,
-            self.schedulers_available
-                .value()
-                .map_or(&[], |v| v.as_slice()),
-        )
     }
 }
 

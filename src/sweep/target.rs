@@ -41,7 +41,13 @@ fn from_queue(d: &crate::model::stack::StackDevice, q: &Queue) -> Option<Device>
     }
     let rotational = q.rotational.value().copied();
     let hw_queues = q.hw_queues.value().map(|v| *v as usize);
-    let default = q.kernel_default(d.kind).to_string();
+    let default = crate::model::block::kernel_default(
+        d.kind,
+        q.hw_queues.value().copied(),
+        q.tag_flags,
+        q.schedulers_available.value().map_or(&[], |v| v.as_slice()),
+    )
+    .to_string();
     let class =
         crate::model::block::classify(d.kind, rotational, d.model.value().map(|m| m.as_str()));
     Some(Device {
