@@ -387,3 +387,54 @@ fn the_model_reads_each_part_once() {
         "{reason}"
     );
 }
+
+/// Sweep's tie-break and check's boot value come from one kernel default
+/// (block/elevator.c's rule): the virtio fixture's vda spins and has two
+/// hardware queues, so the kernel gives it none; with host-wide tags
+/// (debugfs `TAG_HCTX_SHARED`) it gives mq-deadline.
+#[test]
+fn sweep_and_check_share_the_kernel_default() {
+    let default_of = |root: &Path| {
+        let (_, devices) =
+            innotune::sweep::target::devices_under(&Host::with_root(root), Path::new("/")).unwrap();
+        assert_eq!(devices[0].name, "vda");
+        assert_eq!(devices[0].rotational, Some(true));
+        assert_eq!(devices[0].hw_queues, Some(2));
+        devices[0].kernel_default.clone()
+    };
+    let check_observed = |root: &Path| {
+        let st = tempfile::tempdir().unwrap();
+        let out = support::innotune_in(st.path())
+            .arg("--root")
+            .arg(root)
+            .args(["check", "/", "--format", "json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+        });
+        v["result"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["subject"]["name"] == "vda" && f["id"] == "storage.scheduler.persist")
+            .map(|f| f["observed"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let plain = fixture("virtio");
+    assert_eq!(default_of(&plain), "none");
+    assert_eq!(check_observed(&plain), ["mq-deadline (at boot: none)"]);
+
+    let (_t, root) = scratch_copy("virtio");
+    let dbg = root.join("sys/kernel/debug/block/vda/hctx0");
+    std::fs::create_dir_all(&dbg).unwrap();
+    std::fs::write(
+        dbg.join("flags"),
+        "alloc_policy=FIFO SHOULD_MERGE|TAG_HCTX_SHARED\n",
+    )
+    .unwrap();
+    assert_eq!(default_of(&root), "mq-deadline");
+    assert_eq!(check_observed(&root), Vec::<String>::new());
+    std::fs::write(dbg.join("flags"), "SHOULD_MERGE|NO_SCHED_BY_DEFAULT\n").unwrap();
+    assert_eq!(default_of(&root), "none");
+}

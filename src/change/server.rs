@@ -61,12 +61,9 @@ fn process_start_ticks(pid: u32) -> Option<u64> {
 /// recycled pid, or a sandbox in `DIR2` whose name starts with DIR, does
 /// not. The sandbox uses it too, to tell its own running server.
 pub fn runs_from(pid: u32, dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let mut want = b"--defaults-file=".to_vec();
-    want.extend_from_slice(dir.join("my.cnf").as_os_str().as_bytes());
-    std::fs::read(Host::live().path(format!("/proc/{pid}/cmdline")))
-        .map(|c| c.split(|&b| b == 0).any(|a| a == want.as_slice()))
-        .unwrap_or(false)
+    let mut want = std::ffi::OsString::from("--defaults-file=");
+    want.push(dir.join("my.cnf"));
+    crate::model::process::argv(&Host::live(), pid).is_ok_and(|argv| argv.contains(&want))
 }
 
 impl Proc {

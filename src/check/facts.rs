@@ -3,7 +3,8 @@
 //! Why a model of its own instead of probe's report: probe's structure is
 //! being reworked (a shared host model), and rules should not change with
 //! it. One adapter ([`super::adapter`]) fills these facts from probe, the
-//! host's configuration files and the server; every rule is a pure function
+//! host model's readers of configuration files (`crate::model`) and the
+//! server; every rule is a pure function
 //! of [`Facts`], so each is unit-tested by building facts by hand.
 //!
 //! `None` always means "not known here" (an unreadable file, no server);
@@ -155,6 +156,10 @@ pub struct DeviceFacts {
     /// queue/zoned: `none`, `host-aware`, `host-managed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zoned: Option<String>,
+    /// The queue's tag-set flags when debugfs showed them: input to the
+    /// kernel's default scheduler (`model::block::kernel_default`), not JSON.
+    #[serde(skip)]
+    pub tag_flags: Option<crate::model::block::TagFlags>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub md_level: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -147,8 +147,10 @@ fn server_pid(host: &Host, vars: &BTreeMap<String, String>) -> Option<u32> {
         Path::new(vars.get("datadir")?).join(f)
     };
     let pid: u32 = host.read_trim(&p).ok()?.parse().ok()?;
-    let comm = host.read_trim(format!("/proc/{pid}/comm")).ok()?;
-    (comm == "mysqld" || comm == "mariadbd").then_some(pid)
+    let comm = crate::model::process::comm(host, pid).ok()?;
+    crate::model::process::SERVER_COMMS
+        .contains(&comm.as_str())
+        .then_some(pid)
 }
 
 /// What the server's option files (and command line) set: the files it
@@ -162,13 +164,7 @@ pub fn option_files(
     vars: &BTreeMap<String, String>,
 ) -> (BTreeMap<String, (String, String)>, Vec<String>, Vec<String>) {
     let args: Vec<String> = pid
-        .and_then(|p| host.read(format!("/proc/{p}/cmdline")).ok())
-        .map(|s| {
-            s.split('\0')
-                .filter(|a| !a.is_empty())
-                .map(str::to_string)
-                .collect()
-        })
+        .and_then(|p| crate::model::process::cmdline(host, p).ok())
         .unwrap_or_default();
     let arg = |name: &str| {
         args.iter().find_map(|a| {

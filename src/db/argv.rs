@@ -142,22 +142,12 @@ impl Scan {
             return Ok(());
         }
         let bad = |why: &str| io::Error::new(io::ErrorKind::InvalidData, why.to_string());
-        let stat = std::fs::read_to_string("/proc/self/stat")?;
-        // Fields after the command name, which may itself hold spaces.
-        let fields: Vec<&str> = stat
-            .rsplit_once(')')
-            .ok_or_else(|| bad("unreadable /proc/self/stat"))?
-            .1
-            .split_whitespace()
-            .collect();
-        // Field n (1-based, man 5 proc) is fields[n - 3].
-        let field = |n: usize| -> io::Result<u64> {
-            fields
-                .get(n - 3)
-                .and_then(|f| f.parse().ok())
-                .ok_or_else(|| bad("no arg_start/arg_end in /proc/self/stat"))
+        let stat = crate::model::process::own_stat(&crate::host::Host::live())
+            .ok_or_else(|| bad("unreadable /proc/self/stat"))?;
+        let (start, end) = match (stat.arg_start, stat.arg_end) {
+            (Some(s), Some(e)) => (s, e),
+            _ => return Err(bad("no arg_start/arg_end in /proc/self/stat")),
         };
-        let (start, end) = (field(48)?, field(49)?);
         let mut expect: Vec<u8> = Vec::new();
         let mut at: Vec<usize> = Vec::new();
         for a in &self.original {

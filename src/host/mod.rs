@@ -66,6 +66,11 @@ impl Host {
         std::fs::read_to_string(self.path(p))
     }
 
+    /// Read a file's bytes as they are (`/proc/PID/cmdline` need not be UTF-8).
+    pub fn read_bytes(&self, p: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+        std::fs::read(self.path(p))
+    }
+
     /// Read a one-value sysfs/procfs file, trimmed.
     pub fn read_trim(&self, p: impl AsRef<Path>) -> io::Result<String> {
         Ok(self.read(p)?.trim().to_string())

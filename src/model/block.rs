@@ -207,6 +207,11 @@ pub struct Queue {
     pub hw_queues: Known<u64>,
     /// The active scheduler's own tunables (queue/iosched/*), name → value.
     pub scheduler_tunables: Known<BTreeMap<String, String>>,
+    /// The tag-set flags that decide the kernel's default scheduler, from
+    /// debugfs when it is mounted and readable (`None` otherwise). Input
+    /// to [`kernel_default`]; not part of the JSON.
+    #[serde(skip)]
+    pub tag_flags: Option<TagFlags>,
 }
 
 impl Queue {
@@ -216,6 +221,84 @@ impl Queue {
         self.schedulers_available
             .value()
             .is_some_and(|v| v.len() > 1)
+    }
+}
+
+/// The blk-mq tag-set flags that decide a queue's default scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct TagFlags {
+    /// `BLK_MQ_F_NO_SCHED_BY_DEFAULT`: the driver wants no scheduler unless
+    /// one is chosen (loop, a stacking driver whose disk below schedules).
+    pub no_sched_by_default: bool,
+    /// `BLK_MQ_F_TAG_HCTX_SHARED`: one tag space for all hardware queues
+    /// (SCSI hosts with `host_tagset`, e.g. megaraid_sas, smartpqi,
+    /// hisi_sas): the kernel schedules them like a single queue.
+    pub shared_tags: bool,
+}
+
+impl TagFlags {
+    /// Parse a debugfs `hctxN/flags` line (block/blk-mq-debugfs.c): names
+    /// joined by `|`, after an `alloc_policy=…` word on older kernels
+    /// (`alloc_policy=FIFO SHOULD_MERGE|TAG_HCTX_SHARED`).
+    pub fn parse(text: &str) -> TagFlags {
+        let names: Vec<&str> = text
+            .split(|c: char| c == '|' || c.is_whitespace())
+            .collect();
+        TagFlags {
+            no_sched_by_default: names.contains(&"NO_SCHED_BY_DEFAULT"),
+            shared_tags: names.contains(&"TAG_HCTX_SHARED"),
+        }
+    }
+
+    /// What the driver of `kind` is known to set, for hosts whose debugfs
+    /// cannot be read: loop sets NO_SCHED_BY_DEFAULT (drivers/block/loop.c);
+    /// for the others innotune assumes neither flag.
+    pub fn of_kind(kind: Kind) -> TagFlags {
+        TagFlags {
+            no_sched_by_default: kind == Kind::Loop,
+            shared_tags: false,
+        }
+    }
+}
+
+/// The tag-set flags of the disk `name` (`sda`, `loop0`) from debugfs
+/// (`/sys/kernel/debug/block/NAME/hctx0/flags`, the only place the kernel
+/// shows them); `None` when debugfs is not mounted or not readable (it is
+/// root-only).
+pub fn read_tag_flags(host: &Host, name: &str) -> Option<TagFlags> {
+    host.read(format!("/sys/kernel/debug/block/{name}/hctx0/flags"))
+        .ok()
+        .map(|t| TagFlags::parse(&t))
+}
+
+/// The scheduler the kernel gives a blk-mq queue when nothing sets one,
+/// as block/elevator.c decides it (`elevator_get_default`; in newer
+/// kernels `use_default_elevator`/`elevator_set_default`):
+/// - no scheduler (`none`) when the tag set has NO_SCHED_BY_DEFAULT;
+/// - `none` when the queue has other than one hardware queue and its tags
+///   are not shared across them;
+/// - else `mq-deadline` if the kernel offers it, `none` if not.
+///
+/// Whether the disk spins does not enter into it. `flags` are the tag-set
+/// flags when debugfs showed them, else [`TagFlags::of_kind`]. An unknown
+/// queue count (no `mq/` directory in a fixture) is taken as one queue.
+pub fn kernel_default(
+    kind: Kind,
+    hw_queues: Option<u64>,
+    flags: Option<TagFlags>,
+    offered: &[String],
+) -> &'static str {
+    let flags = flags.unwrap_or(TagFlags::of_kind(kind));
+    if flags.no_sched_by_default {
+        return "none";
+    }
+    if hw_queues.is_some_and(|n| n != 1) && !flags.shared_tags {
+        return "none";
+    }
+    if offered.iter().any(|s| s == "mq-deadline") {
+        "mq-deadline"
+    } else {
+        "none"
     }
 }
 
@@ -302,7 +385,32 @@ pub fn read_queue(host: &Host, dev_sys: &Path) -> Queue {
         wbt_lat_ns: scaled(host, &q.join("wbt_lat_usec"), "queue/wbt_lat_usec", 1000),
         hw_queues,
         scheduler_tunables,
+        tag_flags: dev_sys
+            .file_name()
+            .and_then(|n| read_tag_flags(host, &n.to_string_lossy())),
     }
+}
+
+/// A whole disk's `device/serial` (SCSI) or `serial` (NVMe namespace's
+/// controller), trimmed; `None` when absent or empty.
+pub fn read_serial(host: &Host, disk_sys: &Path) -> Option<String> {
+    ["device/serial", "serial"]
+        .iter()
+        .find_map(|a| host.read_trim(disk_sys.join(a)).ok())
+        .filter(|s| !s.is_empty())
+}
+
+/// `device/model` alone, trimmed (what a udev rule matches with
+/// `ATTRS{model}`); `None` when absent or empty.
+pub fn read_model_attr(host: &Host, disk_sys: &Path) -> Option<String> {
+    host.read_trim(disk_sys.join("device/model"))
+        .ok()
+        .filter(|m| !m.is_empty())
+}
+
+/// `queue/zoned`: `none`, `host-aware` or `host-managed`.
+pub fn read_zoned(host: &Host, dev_sys: &Path) -> Option<String> {
+    host.read_trim(dev_sys.join("queue/zoned")).ok()
 }
 
 /// `vendor model` of a disk (SCSI has both, NVMe only model; virtual devices none).
@@ -385,6 +493,77 @@ impl DeviceIds {
 #[cfg(test)]
 mod class_tests {
     use super::*;
+
+    fn offered(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn kernel_default_follows_elevator_c() {
+        let all = offered(&["none", "mq-deadline", "kyber", "bfq"]);
+        // Multi-queue, tags per queue: none, spinning or not.
+        assert_eq!(kernel_default(Kind::Nvme, Some(16), None, &all), "none");
+        assert_eq!(kernel_default(Kind::SataScsi, Some(4), None, &all), "none");
+        // One hardware queue: mq-deadline, if the kernel has it.
+        assert_eq!(
+            kernel_default(Kind::SataScsi, Some(1), None, &all),
+            "mq-deadline"
+        );
+        assert_eq!(
+            kernel_default(Kind::Virtio, Some(1), None, &offered(&["none", "bfq"])),
+            "none"
+        );
+        // loop's tag set says NO_SCHED_BY_DEFAULT, at any queue count.
+        assert_eq!(kernel_default(Kind::Loop, Some(1), None, &all), "none");
+        // Host-wide tags (a SAS HBA with host_tagset): scheduled like one queue.
+        let shared = TagFlags {
+            shared_tags: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            kernel_default(Kind::SataScsi, Some(8), Some(shared), &all),
+            "mq-deadline"
+        );
+        // debugfs overrides what the kind suggests.
+        let nsbd = TagFlags {
+            no_sched_by_default: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            kernel_default(Kind::Virtio, Some(1), Some(nsbd), &all),
+            "none"
+        );
+        assert_eq!(
+            kernel_default(Kind::Loop, Some(1), Some(TagFlags::default()), &all),
+            "mq-deadline"
+        );
+        // No mq/ in the tree: taken as one queue.
+        assert_eq!(
+            kernel_default(Kind::SataScsi, None, None, &all),
+            "mq-deadline"
+        );
+    }
+
+    #[test]
+    fn tag_flags_from_debugfs_old_and_new() {
+        let old = TagFlags::parse("alloc_policy=FIFO SHOULD_MERGE|TAG_HCTX_SHARED\n");
+        assert_eq!(
+            old,
+            TagFlags {
+                no_sched_by_default: false,
+                shared_tags: true
+            }
+        );
+        let new = TagFlags::parse("STACKING|BLOCKING|NO_SCHED_BY_DEFAULT\n");
+        assert_eq!(
+            new,
+            TagFlags {
+                no_sched_by_default: true,
+                shared_tags: false
+            }
+        );
+        assert_eq!(TagFlags::parse("TAG_QUEUE_SHARED\n"), TagFlags::default());
+    }
 
     #[test]
     fn one_classifier_for_check_and_survey() {

@@ -9,12 +9,16 @@
 //! |---|---|---|
 //! | sysfs choice files (`none [mq-deadline] kyber`, THP) | — | [`choice::parse`] |
 //! | a block device's request queue | [`block::read_queue`] | |
+//! | the kernel's default scheduler for a queue | — | [`block::kernel_default`] (block/elevator.c's rule; tag-set flags from debugfs) |
 //! | block device identity, kind, size, partitions | [`block`] | |
 //! | mounts | [`mount::Mounts::read`] (`/proc/self/mountinfo` only) | [`mount::parse_line`] (hand-written, see there) |
 //! | the device stack under a mount | [`stack::walk`] | |
 //! | memory | [`meminfo::read`] | procfs-core `Meminfo` |
 //! | host-wide knobs (CPUs, NUMA, vm.*, THP, cmdline) | [`system::read`] | |
-//! | processes: server pids, argv, limits, start time | [`process`] | procfs-core `Limits`, `Stat` |
+//! | processes: server pids, argv, limits, stat (start time, state, argv span), exe, systemd service, own smaps | [`process`] | procfs-core `Limits`, `Stat`, `ProcessCGroups`, `MemoryMaps` |
+//! | systemd unit files and drop-ins | [`systemd::setting`] | [`systemd::parse_unit`] |
+//! | boot-time settings: sysctl.d, THP (cmdline, tmpfiles.d, units), udev | [`boot`] | line parsers there |
+//! | the default route's NICs, RPS, MSI interrupt counts | [`net::default_route_nics`] | procfs-core `RouteEntries`; [`net::parse_interrupts`] |
 //! | MySQL option files (`my.cnf`, `!include`) | [`optfile::Options`] | [`optfile`] (hand-written, see there) |
 //! | running MySQL/MariaDB servers and their datadirs | [`server::find`] | [`optfile`] |
 //! | I/O counters | [`diskstats::read`] | procfs-core `DiskStat` |
@@ -34,24 +38,29 @@
 //!   [`HostModel::device_names_under`] for just the names.
 //! - [`HostModel::mounts_of_device`]: where a block device or one of its
 //!   partitions is mounted (bench refuses those), matched exactly.
-//! - [`process::server_pids`] and [`process::start_ticks`] for code that
-//!   needs one process fact without the rest of the model.
+//! - [`process::server_pids`], [`process::stat`], [`process::live_start_ticks`]
+//!   and [`process::argv`] for code that needs one process fact without
+//!   the rest of the model (the journal, sandboxes and `db::argv` pass
+//!   `Host::live()`: their processes are on this machine whatever `--root`).
 //! - [`diskstats::read`] and [`diskstats::Counters::delta`] for before/after
 //!   I/O counters around a measured window (sweep).
 //! - [`cpustat::read`] and [`cpustat::CpuTicks::delta`] for the host's CPU
 //!   shares (steal above all) over a measured window (bench, sweep).
 
 pub mod block;
+pub mod boot;
 pub mod choice;
 pub mod cpustat;
 pub mod diskstats;
 pub mod meminfo;
 pub mod mount;
+pub mod net;
 pub mod optfile;
 pub mod process;
 pub mod server;
 pub mod stack;
 pub mod system;
+pub mod systemd;
 
 use crate::error::Fix;
 use crate::host::{Host, Known};

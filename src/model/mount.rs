@@ -236,6 +236,33 @@ impl Mounts {
 }
 
 /// Number of components of `mp` when it is `path` or one of its ancestors.
+/// The /etc/fstab line that mounts `mount_point` (fields `\040`-decoded
+/// for the match), trimmed; `None` without one.
+pub fn fstab_line(host: &Host, mount_point: &str) -> Option<String> {
+    let t = host.read("/etc/fstab").ok()?;
+    t.lines()
+        .find(|l| {
+            let l = l.trim();
+            !l.starts_with('#')
+                && l.split_whitespace()
+                    .nth(1)
+                    .is_some_and(|m| unescape(m) == mount_point)
+        })
+        .map(|l| l.trim().to_string())
+}
+
+/// Bytes an unprivileged user may still write on the filesystem holding
+/// `path` (statvfs `f_bavail × f_frsize`); live hosts only, since a
+/// fixture tree's filesystem is not the one it describes.
+pub fn free_bytes(host: &Host, path: &Path) -> Option<u64> {
+    if !host.is_live() {
+        return None;
+    }
+    rustix::fs::statvfs(path)
+        .ok()
+        .map(|s| s.f_bavail.saturating_mul(s.f_frsize))
+}
+
 fn prefix_len(mp: &str, path: &Path) -> Option<usize> {
     let a: Vec<Component> = Path::new(mp).components().collect();
     let b: Vec<Component> = path.components().collect();

@@ -5,6 +5,8 @@
 use crate::host::{Host, Known};
 use procfs_core::FromRead;
 use serde::{Serialize, Serializer};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
 
 /// Kernel command names of the servers innotune looks after.
 pub const SERVER_COMMS: [&str; 2] = ["mysqld", "mariadbd"];
@@ -29,14 +31,48 @@ pub fn comm(host: &Host, pid: u32) -> std::io::Result<String> {
     host.read_trim(format!("/proc/{pid}/comm"))
 }
 
-/// The argv of a process (`/proc/PID/cmdline`, NUL-separated).
-pub fn cmdline(host: &Host, pid: u32) -> std::io::Result<Vec<String>> {
-    let raw = std::fs::read(host.path(format!("/proc/{pid}/cmdline")))?;
-    Ok(raw
-        .split(|b| *b == 0)
+/// The argv of a process (`/proc/PID/cmdline`, NUL-separated), byte for
+/// byte: what proves a process is the one innotune started.
+pub fn argv(host: &Host, pid: u32) -> std::io::Result<Vec<OsString>> {
+    Ok(parse_cmdline(
+        &host.read_bytes(format!("/proc/{pid}/cmdline"))?,
+    ))
+}
+
+/// Split cmdline bytes into arguments (empty ones dropped).
+pub fn parse_cmdline(raw: &[u8]) -> Vec<OsString> {
+    raw.split(|b| *b == 0)
         .filter(|a| !a.is_empty())
-        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .map(|a| OsString::from_vec(a.to_vec()))
+        .collect()
+}
+
+/// The argv of a process as text (invalid UTF-8 replaced), for reports
+/// and option lookups.
+pub fn cmdline(host: &Host, pid: u32) -> std::io::Result<Vec<String>> {
+    Ok(argv(host, pid)?
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
         .collect())
+}
+
+/// The systemd service a process runs in (`mariadb.service`): the last
+/// `*.service` component of its cgroup paths (`/proc/PID/cgroup`, parsed
+/// by procfs-core `ProcessCGroups`).
+pub fn systemd_service(host: &Host, pid: u32) -> Option<String> {
+    parse_service(&host.read(format!("/proc/{pid}/cgroup")).ok()?)
+}
+
+/// [`systemd_service`] from the text of a cgroup file.
+pub fn parse_service(text: &str) -> Option<String> {
+    use procfs_core::FromBufRead;
+    let groups = procfs_core::ProcessCGroups::from_buf_read(text.as_bytes()).ok()?;
+    groups
+        .0
+        .iter()
+        .flat_map(|g| g.pathname.split('/'))
+        .rfind(|c| c.ends_with(".service"))
+        .map(str::to_string)
 }
 
 /// A soft/hard rlimit pair.
@@ -168,30 +204,35 @@ pub fn limits(host: &Host, pid: u32) -> Known<Limits> {
     }
 }
 
-/// Start time of a process in clock ticks since boot (`/proc/PID/stat`
-/// field 22): with the pid, it names one process even after the pid is
-/// reused.
-pub fn start_ticks(host: &Host, pid: u32) -> Option<u64> {
-    let text = host.read(format!("/proc/{pid}/stat")).ok()?;
-    parse_start_ticks(&text)
+/// What innotune needs from `/proc/PID/stat`, parsed by procfs-core: the
+/// one reader of that file (the journal's process identity, sandbox and
+/// server liveness, the argv span that `db::argv` wipes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stat {
+    pub pid: i32,
+    /// The command name between the parentheses (may hold spaces and `)`).
+    pub comm: String,
+    /// Field 3: `R`, `S`, `D`, `Z` (zombie), `X` (dead), …
+    pub state: char,
+    /// Field 22: start time in clock ticks since boot. With the pid, it
+    /// names one process even after the pid is reused.
+    pub start_ticks: u64,
+    /// Fields 48 and 49 (Linux ≥ 3.5): where the kernel serves
+    /// /proc/PID/cmdline from, in the process's own memory.
+    pub arg_start: Option<u64>,
+    pub arg_end: Option<u64>,
 }
 
-/// Start time of a process that is still running: [`start_ticks`], or
-/// `None` when it has exited (a zombie, state `Z` or `X`, has exited: it
-/// keeps its pid only until its parent reaps it).
-pub fn live_start_ticks(host: &Host, pid: u32) -> Option<u64> {
-    let text = host.read(format!("/proc/{pid}/stat")).ok()?;
-    let stat = parse_stat(&text)?;
-    (!matches!(stat.state, 'Z' | 'X')).then_some(stat.starttime)
+impl Stat {
+    /// The process has exited: a zombie (`Z`) or dead (`X`) entry.
+    pub fn has_exited(&self) -> bool {
+        matches!(self.state, 'Z' | 'X')
+    }
 }
 
-/// Field 22 of a stat line, parsed by procfs-core.
-pub fn parse_start_ticks(text: &str) -> Option<u64> {
-    parse_stat(text).map(|s| s.starttime)
-}
-
-/// A stat line, parsed by procfs-core.
-fn parse_stat(text: &str) -> Option<procfs_core::process::Stat> {
+/// Parse a stat line with procfs-core; `None` when it is not in the
+/// kernel's format.
+pub fn parse_stat(text: &str) -> Option<Stat> {
     // procfs-core slices around the `(comm)` parentheses without checking
     // they are where the kernel puts them; check first.
     let t = text.trim();
@@ -205,7 +246,79 @@ fn parse_stat(text: &str) -> Option<procfs_core::process::Stat> {
     {
         return None;
     }
-    procfs_core::process::Stat::from_read(t.as_bytes()).ok()
+    let s = procfs_core::process::Stat::from_read(t.as_bytes()).ok()?;
+    Some(Stat {
+        pid: s.pid,
+        comm: s.comm,
+        state: s.state,
+        start_ticks: s.starttime,
+        arg_start: s.arg_start,
+        arg_end: s.arg_end,
+    })
+}
+
+/// `/proc/PID/stat` of `pid`, parsed; `None` when there is no such
+/// process (or the file is not in the kernel's format).
+pub fn stat(host: &Host, pid: u32) -> Option<Stat> {
+    parse_stat(&host.read(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// `/proc/self/stat`: this process, as the /proc mounted in its own
+/// namespace sees it (pass `Host::live()`).
+pub fn own_stat(host: &Host) -> Option<Stat> {
+    parse_stat(&host.read("/proc/self/stat").ok()?)
+}
+
+/// Start time of a process that is still running, in clock ticks since
+/// boot; `None` when it is gone or has exited (a zombie, state `Z` or `X`,
+/// keeps its pid only until its parent reaps it).
+pub fn live_start_ticks(host: &Host, pid: u32) -> Option<u64> {
+    stat(host, pid)
+        .filter(|s| !s.has_exited())
+        .map(|s| s.start_ticks)
+}
+
+/// Is `pid` a running process (not gone, not a zombie)?
+pub fn is_running(host: &Host, pid: u32) -> bool {
+    live_start_ticks(host, pid).is_some()
+}
+
+/// `/proc/PID/exe`: the binary a process runs, as a host path.
+pub fn exe(host: &Host, pid: u32) -> std::io::Result<std::path::PathBuf> {
+    host.resolve(format!("/proc/{pid}/exe"))
+}
+
+/// One mapping of a process's address space, from `/proc/PID/smaps`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapping {
+    /// Its address range, `start..end`.
+    pub start: u64,
+    pub end: u64,
+    /// Anonymous memory in transparent huge pages (`AnonHugePages`), bytes.
+    pub anon_huge_bytes: u64,
+}
+
+/// Parse smaps text with procfs-core (`MemoryMaps`).
+pub fn parse_smaps(text: &str) -> Result<Vec<Mapping>, String> {
+    use procfs_core::FromBufRead;
+    let maps = procfs_core::process::MemoryMaps::from_buf_read(text.as_bytes())
+        .map_err(super::proc_error)?;
+    Ok(maps
+        .into_iter()
+        .map(|m| Mapping {
+            start: m.address.0,
+            end: m.address.1,
+            anon_huge_bytes: m.extension.map.get("AnonHugePages").copied().unwrap_or(0),
+        })
+        .collect())
+}
+
+/// This process's mappings (`/proc/self/smaps`; pass `Host::live()`).
+pub fn own_smaps(host: &Host) -> Result<Vec<Mapping>, String> {
+    let t = host
+        .read("/proc/self/smaps")
+        .map_err(|e| format!("/proc/self/smaps: {e}"))?;
+    parse_smaps(&t).map_err(|e| format!("/proc/self/smaps: {e}"))
 }
 
 #[cfg(test)]
@@ -232,6 +345,45 @@ Max realtime priority     0                    0                    \n\
 Max realtime timeout      unlimited            unlimited            us        \n";
 
     #[test]
+    fn service_from_cgroup_v1_and_v2() {
+        assert_eq!(
+            parse_service("0::/system.slice/mariadb.service\n").as_deref(),
+            Some("mariadb.service")
+        );
+        let v1 =
+            "12:pids:/system.slice/mysql.service\n1:name=systemd:/system.slice/mysql.service/x\n";
+        assert_eq!(parse_service(v1).as_deref(), Some("mysql.service"));
+        assert_eq!(
+            parse_service("0::/user.slice/user-1000.slice/session-2.scope\n"),
+            None
+        );
+        assert_eq!(
+            parse_service("x::/a.service\n"),
+            None,
+            "not the kernel's format"
+        );
+    }
+
+    #[test]
+    fn smaps_ranges_and_huge_pages() {
+        let t = "7f0000000000-7f0001000000 rw-p 00000000 00:00 0 \n\
+Size:              16384 kB\n\
+AnonHugePages:     14336 kB\n\
+VmFlags: rd wr mr mw me ac hg\n\
+7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]\n\
+Size:                132 kB\n";
+        let m = parse_smaps(t).unwrap();
+        assert_eq!(m.len(), 2);
+        assert_eq!((m[0].start, m[0].end), (0x7f00_0000_0000, 0x7f00_0100_0000));
+        assert_eq!(m[0].anon_huge_bytes, 14336 * 1024);
+        assert_eq!(m[1].anon_huge_bytes, 0);
+        assert!(
+            parse_smaps("Size: 4 kB\n").is_err(),
+            "a field before any mapping"
+        );
+    }
+
+    #[test]
     fn limits_parse_and_bad_text_is_an_error_not_a_panic() {
         let l = parse_limits(LIMITS).unwrap();
         assert_eq!(l.open_files.soft, LimitValue::Value(20000));
@@ -247,9 +399,19 @@ Max realtime timeout      unlimited            unlimited            us        \n
     }
 
     #[test]
-    fn start_ticks_from_stat_even_with_spaces_and_parens_in_comm() {
-        let stat = "4242 (my (odd) d) S 1 4242 4242 0 -1 4194560 1234 0 0 0 12 5 0 0 20 0 37 0 987654 2147483648 12345 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
-        assert_eq!(parse_start_ticks(stat), Some(987654));
+    fn stat_even_with_spaces_and_parens_in_comm() {
+        let stat = "4242 (my (odd) d) S 1 4242 4242 0 -1 4194560 1234 0 0 0 12 5 0 0 20 0 37 0 987654 2147483648 12345 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 17 1 0 0 0 0 0 0 0 0 0 140730000 140730042 0 0 0\n";
+        let s = parse_stat(stat).unwrap();
+        assert_eq!((s.pid, s.comm.as_str(), s.state), (4242, "my (odd) d", 'S'));
+        assert_eq!(s.start_ticks, 987654);
+        assert_eq!((s.arg_start, s.arg_end), (Some(140730000), Some(140730042)));
+        assert!(!s.has_exited());
+        let z = parse_stat(&stat.replace(") S ", ") Z ")).unwrap();
+        assert!(z.has_exited());
+        // Before Linux 3.5 the line ends after field 47: no argv span.
+        let old: Vec<&str> = stat.split(' ').take(47).collect();
+        let s = parse_stat(&old.join(" ")).unwrap();
+        assert_eq!((s.start_ticks, s.arg_start), (987654, None));
         for bad in [
             "",
             "(",
@@ -260,7 +422,7 @@ Max realtime timeout      unlimited            unlimited            us        \n
             "é(x) S",
             "1 (x)é",
         ] {
-            assert_eq!(parse_start_ticks(bad), None, "{bad:?}");
+            assert_eq!(parse_stat(bad), None, "{bad:?}");
         }
     }
 

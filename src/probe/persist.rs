@@ -8,12 +8,9 @@ use crate::model::stack::StackDevice;
 use serde::Serialize;
 use std::path::Path;
 
-const UDEV_DIRS: [&str; 3] = [
-    "/etc/udev/rules.d",
-    "/lib/udev/rules.d",
-    "/usr/lib/udev/rules.d",
-];
-const UNIT_DIRS: [&str; 1] = ["/etc/systemd/system"];
+use crate::model::boot::{echo_value, tmpfiles_write, UDEV_DIRS};
+
+const UNIT_DIRS: [&str; 1] = [crate::model::systemd::UNIT_DIRS[0]];
 const TMPFILES_DIRS: [&str; 1] = ["/etc/tmpfiles.d"];
 
 /// One rule that sets a scheduler for at least one device of the stack.
@@ -107,14 +104,6 @@ fn udev_tokens(line: &str) -> Vec<(String, String, String)> {
         rest = &body[close + 1..];
     }
     out
-}
-
-fn echo_value(text: &str) -> Option<String> {
-    let i = text.find("echo ")?;
-    text[i + 5..]
-        .split_whitespace()
-        .next()
-        .map(|w| w.trim_matches(['"', '\'']).to_string())
 }
 
 /// Device names (globs) in `/sys/block/NAME/queue/scheduler` or `/sys/class/block/NAME/…`.
@@ -294,7 +283,7 @@ pub fn find(host: &Host, stack: &[StackDevice]) -> Vec<SchedulerRule> {
                     .map(|d| d.name.clone())
                     .collect();
                 let scheduler = if mechanism == "tmpfiles" {
-                    t.split_whitespace().nth(6).map(str::to_string)
+                    tmpfiles_write(t).map(|(_, arg)| arg.to_string())
                 } else {
                     echo_value(t)
                 };

@@ -4,6 +4,7 @@
 
 use crate::db::ServerVersion;
 use crate::error::Fix;
+use crate::host::Host;
 use anyhow::{Context, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -46,13 +47,7 @@ pub(super) fn free_port(wanted: Option<u16>) -> Result<u16> {
 
 pub(super) fn pid_alive(pid: u32) -> bool {
     // A zombie has exited; /proc/PID/stat state 'Z' counts as gone.
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => !s
-            .rsplit_once(')')
-            .map(|(_, r)| r.trim_start().starts_with('Z'))
-            .unwrap_or(false),
-        Err(_) => false,
-    }
+    crate::model::process::is_running(&Host::live(), pid)
 }
 
 pub(super) fn tail(path: &Path, n: usize) -> String {

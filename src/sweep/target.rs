@@ -20,7 +20,8 @@ pub struct Device {
     pub rotational: Option<bool>,
     /// Hardware queues (entries of /sys/block/NAME/mq).
     pub hw_queues: Option<usize>,
-    /// The scheduler the kernel picks for this device class, used to break ties.
+    /// The scheduler the kernel gives this queue when nothing sets one
+    /// (`model::block::kernel_default`), used to break ties.
     pub kernel_default: String,
     /// Schedulers check's class rule accepts for this device, preferred
     /// first (what a too-small budget tests first, with the kernel default).
@@ -29,22 +30,6 @@ pub struct Device {
 
 pub fn attr(name: &str, a: &str) -> String {
     format!("/sys/block/{name}/queue/{a}")
-}
-
-/// The kernel's default for a device class. The kernel (block/elevator.c)
-/// gives mq-deadline to single-hardware-queue devices and none to multi-queue
-/// ones; drivers that opt out (loop sets BLK_MQ_F_NO_SCHED_BY_DEFAULT) get
-/// none. Rotational disks get mq-deadline whatever their queue count, which
-/// is what the storage practice (and the kernel docs' advice for HDDs) says.
-pub fn kernel_default(name: &str, rotational: Option<bool>, hw_queues: Option<usize>) -> String {
-    if name.starts_with("loop") {
-        return "none".into();
-    }
-    if rotational == Some(true) || matches!(hw_queues, None | Some(0..=1)) {
-        "mq-deadline".into()
-    } else {
-        "none".into()
-    }
 }
 
 /// A device as sweep sees it, from the host model's queue; `None` when it
@@ -56,7 +41,13 @@ fn from_queue(d: &crate::model::stack::StackDevice, q: &Queue) -> Option<Device>
     }
     let rotational = q.rotational.value().copied();
     let hw_queues = q.hw_queues.value().map(|v| *v as usize);
-    let default = kernel_default(name, rotational, hw_queues);
+    let default = crate::model::block::kernel_default(
+        d.kind,
+        q.hw_queues.value().copied(),
+        q.tag_flags,
+        q.schedulers_available.value().map_or(&[], |v| v.as_slice()),
+    )
+    .to_string();
     let class =
         crate::model::block::classify(d.kind, rotational, d.model.value().map(|m| m.as_str()));
     Some(Device {
@@ -97,14 +88,6 @@ pub fn only(devices: Vec<Device>, names: &[String], path: &Path) -> Result<Vec<D
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kernel_defaults() {
-        assert_eq!(kernel_default("nvme0n1", Some(false), Some(16)), "none");
-        assert_eq!(kernel_default("sda", Some(false), Some(1)), "mq-deadline");
-        assert_eq!(kernel_default("sdb", Some(true), Some(4)), "mq-deadline");
-        assert_eq!(kernel_default("loop3", Some(true), Some(1)), "none");
-    }
 
     #[test]
     fn device_filter_keeps_stack_order_and_names_the_choices() {

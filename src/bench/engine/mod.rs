@@ -119,26 +119,10 @@ mod tests {
 
     /// kB of anonymous huge pages in the mapping that holds `addr`.
     fn anon_huge_kb(addr: usize) -> Option<u64> {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-        let mut inside = false;
-        for line in smaps.lines() {
-            if let Some((range, _)) = line.split_once(' ') {
-                if let Some((a, b)) = range.split_once('-') {
-                    if let (Ok(a), Ok(b)) =
-                        (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
-                    {
-                        inside = (a..b).contains(&addr);
-                        continue;
-                    }
-                }
-            }
-            if inside {
-                if let Some(v) = line.strip_prefix("AnonHugePages:") {
-                    return v.trim().trim_end_matches("kB").trim().parse().ok();
-                }
-            }
-        }
-        None
+        let maps = crate::model::process::own_smaps(&crate::host::Host::live()).ok()?;
+        maps.iter()
+            .find(|m| (m.start..m.end).contains(&(addr as u64)))
+            .map(|m| m.anon_huge_bytes / 1024)
     }
 
     #[test]
@@ -146,9 +130,8 @@ mod tests {
         let big = Buffers::new(1 << 20, 16, true);
         let p = big.slot_ptr(0) as usize;
         assert_eq!(p % (2 << 20), 0, "a 16 MiB set is 2 MiB aligned");
-        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-            .unwrap_or_default();
-        if !thp.is_empty() && !thp.contains("[never]") {
+        let thp = crate::model::system::read(&crate::host::Host::live()).thp_enabled;
+        if thp.value().is_some_and(|v| v != "never") {
             let kb = anon_huge_kb(p).expect("the buffer's mapping is in smaps");
             assert!(
                 kb >= 2048,

@@ -40,7 +40,7 @@ impl Class {
 
     /// Schedulers the class rule accepts, preferred first.
     fn accepted(self, d: &DeviceFacts) -> Vec<&'static str> {
-        accepted_for(self, kernel_default(d).as_deref().unwrap_or("mq-deadline"))
+        accepted_for(self, kernel_choice(d))
     }
 }
 
@@ -72,18 +72,16 @@ pub fn class_of(d: &DeviceFacts) -> Class {
     )
 }
 
-/// The scheduler the kernel picks for this queue when nothing sets one
-/// (block/elevator.c `elevator_get_default`: none for loop devices and
-/// queues with several hardware queues, else mq-deadline).
-pub fn kernel_default(d: &DeviceFacts) -> Option<String> {
-    if d.kind == "loop" || d.hw_queues.is_some_and(|n| n > 1) {
-        return Some("none".into());
-    }
-    if d.schedulers_available.iter().any(|s| s == "mq-deadline") {
-        Some("mq-deadline".into())
-    } else {
-        Some("none".into())
-    }
+/// The scheduler the kernel gives `d`'s queue when nothing sets one: the
+/// host model's rule (`model::block::kernel_default`, block/elevator.c's),
+/// the same one sweep breaks ties with.
+fn kernel_choice(d: &DeviceFacts) -> &'static str {
+    crate::model::block::kernel_default(
+        crate::model::block::Kind::from_name(&d.kind),
+        d.hw_queues,
+        d.tag_flags,
+        &d.schedulers_available,
+    )
 }
 
 /// The scheduler `d` gets at boot, and what sets it: the last matching
@@ -108,7 +106,10 @@ pub fn boot_value(f: &Facts, d: &DeviceFacts) -> (Option<String>, String) {
             r.scheduler.clone(),
             format!("{} {}:{}", r.mechanism, r.file, r.line),
         ),
-        None => (kernel_default(d), "the kernel's default".into()),
+        None => (
+            Some(kernel_choice(d).to_string()),
+            "the kernel's default".into(),
+        ),
     }
 }
 
@@ -422,6 +423,29 @@ mod tests {
             devices: vec!["sda".into()],
         });
         assert!(run(&f).is_empty());
+    }
+
+    /// The boot value is the kernel's default, by block/elevator.c's rule:
+    /// a multi-queue disk boots with none even when it spins, unless its
+    /// tags are shared across the queues (a SAS HBA with host_tagset).
+    #[test]
+    fn the_kernel_default_is_elevator_c_s_whatever_the_disk() {
+        let f = facts(vec![disk("sda", "sata-scsi", "mq-deadline", true, 8)]);
+        let a = run(&f);
+        assert_eq!(a.len(), 1, "{a:#?}");
+        assert_eq!(a[0].finding.id, "storage.scheduler.persist");
+        assert_eq!(a[0].finding.observed, "mq-deadline (at boot: none)");
+        let mut shared = disk("sda", "sata-scsi", "mq-deadline", true, 8);
+        shared.tag_flags = Some(crate::model::block::TagFlags {
+            shared_tags: true,
+            no_sched_by_default: false,
+        });
+        assert!(run(&facts(vec![shared])).is_empty());
+        // A loop device boots with none even on one queue.
+        let mut lo = disk("loop0", "loop", "mq-deadline", false, 1);
+        lo.relation = "backing".into();
+        let a = run(&facts(vec![lo]));
+        assert_eq!(a[0].finding.observed, "mq-deadline (at boot: none)");
     }
 
     #[test]
