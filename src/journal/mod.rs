@@ -32,7 +32,7 @@ mod render;
 pub mod restore;
 mod signals;
 
-pub use restore::{restore_entries, run_restore, Outcome, RestoreReport, Restored};
+pub use restore::{restore_entries, Outcome, RestoreReport, Restored};
 pub use signals::{set_interrupt_hook, InterruptHook};
 
 use crate::change::{Change, CreatedDir, ServerStarted, Sysctl, SysfsAttr};

@@ -1,9 +1,8 @@
 //! Putting journaled changes back, for the guard and for `innotune restore`.
 
-use super::{cli::RestoreArgs, journal_path, load, remove_journal, Entry, Owner};
+use super::{load, remove_journal, Entry, Owner};
 use crate::change::{Hook, HookRun, Priority};
 use crate::error::{exit, Fix};
-use crate::Ctx;
 use anyhow::Result;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -164,7 +163,7 @@ impl RestoreReport {
 impl crate::export::Report for RestoreReport {
     const COMMAND: &'static str = "restore";
     fn document(&self) -> crate::export::Document {
-        crate::export::Document::legacy(|out, style| super::render::restore_text(self, out, style))
+        super::render::document(self)
     }
     /// 0: nothing pending, or everything put back (or listed, with
     /// `--dry-run`); 2: something could not be restored (journal kept).
@@ -175,13 +174,6 @@ impl crate::export::Report for RestoreReport {
             exit::OK
         }
     }
-}
-
-pub fn run_restore(args: RestoreArgs, ctx: &Ctx) -> Result<i32> {
-    let path = journal_path();
-    let mut report = restore_at(&path, args.dry_run)?;
-    report.hooks = crate::change::run_hooks(&std::mem::take(&mut report.pending_hooks));
-    ctx.emit(&report)
 }
 
 /// Restore from the journal at `path` (the body of `innotune restore`).
