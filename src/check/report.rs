@@ -58,6 +58,9 @@ pub struct CheckReport {
     pub emitted: Vec<EmittedFile>,
     /// What the rules saw.
     pub facts: Facts,
+    /// innotune's own state, for `--format prometheus` (not in the JSON).
+    #[serde(skip)]
+    pub state: super::metrics::State,
 }
 
 impl CheckReport {
@@ -79,8 +82,10 @@ fn layer_title(l: Layer) -> &'static str {
 impl crate::export::Report for CheckReport {
     const COMMAND: &'static str = "check";
 
-    fn metrics(&self, host: &Host) -> Option<Vec<crate::export::prometheus::Metric>> {
-        Some(super::metrics::metrics(self, host))
+    const METRICS: bool = true;
+
+    fn metrics(&self) -> Option<Vec<crate::export::prometheus::Metric>> {
+        Some(super::metrics::metrics(self))
     }
 
     fn document(&self) -> Document {

@@ -6,7 +6,8 @@
 //! - [`reader`]: the I/O engine (large aligned reads overlapped with checking, threads).
 //! - [`report`]: the typed result; [`render`]: its document (text, markdown).
 //!
-//! Flow: [`cli::ChecksumArgs`] → [`check`] → [`report::ChecksumReport`] → exporters.
+//! Flow: [`cli::ChecksumArgs`] → its [`Command`] impl → [`check`] →
+//! [`report::ChecksumReport`] → exporters.
 pub mod algo;
 pub mod cli;
 pub mod page;
@@ -17,9 +18,9 @@ pub mod report;
 mod ring;
 pub mod scan;
 
+use crate::command::{Command, Env};
 use crate::error::Fix;
 use crate::host::Host;
-use crate::Ctx;
 use anyhow::Result;
 use page::{Algo, Layout};
 use report::{BadPage, ChecksumReport, FileReport, Totals};
@@ -28,12 +29,18 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub fn run(args: cli::ChecksumArgs, ctx: &Ctx) -> Result<i32> {
-    let report = check(&args, &ctx.host)?;
-    if args.record {
-        record::save(&args.paths, &report)?;
+/// `innotune checksum`: [`check`], then `--record` keeps the result for
+/// check's metrics.
+impl Command for cli::ChecksumArgs {
+    type Report = ChecksumReport;
+
+    fn execute(env: &Env, args: Self) -> Result<ChecksumReport> {
+        let report = check(&args, &env.host)?;
+        if args.record {
+            record::save(&args.paths, &report)?;
+        }
+        Ok(report)
     }
-    ctx.emit(&report)
 }
 
 /// A file that passed the checks before the scan.

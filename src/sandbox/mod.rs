@@ -17,7 +17,7 @@
 //! Files: this one is the lifecycle (start, attach, stop); `profile.rs`
 //! the server variables, `process.rs` binaries, ports and pids, `init.rs`
 //! my.cnf and the datadir's initialisation, `report.rs` the command
-//! (options → [`execute`] → [`SandboxReport`]), `render.rs` its document.
+//! (options → its `Command` impl → [`SandboxReport`]), `render.rs` its document.
 
 pub mod cli;
 mod init;
@@ -28,11 +28,10 @@ mod report;
 
 pub use process::runs_from;
 pub use profile::{Profile, CAPACITY, CAPACITY_THREADS};
-pub use report::{execute, SandboxReport};
+pub use report::SandboxReport;
 
 use crate::db::{ConnSpec, ServerVersion};
 use crate::error::Fix;
-use crate::Ctx;
 use anyhow::{Context, Result};
 use process::{binary_version, find_binary, free_port, pid_alive, tail};
 use serde::{Deserialize, Serialize};
@@ -368,10 +367,4 @@ pub(crate) fn read_state(dir: &Path) -> Result<State> {
 fn write_state(dir: &Path, st: &State) -> Result<()> {
     fs::write(dir.join(MARKER), serde_json::to_string_pretty(st)?)?;
     Ok(())
-}
-
-/// `innotune sandbox`: wire the command line to [`execute`] and the exporters.
-pub fn run(args: cli::SandboxArgs, ctx: &Ctx) -> Result<i32> {
-    let report = execute(args)?;
-    ctx.emit(&report)
 }
