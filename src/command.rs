@@ -17,7 +17,7 @@
 //! - `stream`: results shown while the command runs (oltp's interval
 //!   lines), in text on stdout only;
 //! - `progress`: live lines on stderr (trace's event count, bench's
-//!   per-second figures, checksum's bar);
+//!   per-second figures, oltp's thread counts);
 //! - `stop`: Ctrl-C as a request to stop early ([`Stop::catch`]), for
 //!   commands that end gracefully (trace, bench).
 //!
