@@ -112,19 +112,6 @@ impl Env {
         }
     }
 
-    /// An environment that shows nothing while the command runs (library
-    /// callers, tests).
-    pub fn quiet(host: Host) -> Env {
-        Env {
-            stamp: HostStamp::read(&host),
-            stream: Stream::disabled(),
-            progress: Progress::hidden(),
-            stop: Stop::process(),
-            host,
-            guard: Mutex::new(None),
-        }
-    }
-
     /// The host the report describes, as read before the command ran (the
     /// JSON envelope's `host`).
     pub fn stamp(&self) -> &HostStamp {
@@ -191,14 +178,6 @@ impl Progress {
         Progress {
             shown: terminal,
             live: terminal && sink.format == Format::Text,
-        }
-    }
-
-    /// Nothing on stderr.
-    pub fn hidden() -> Progress {
-        Progress {
-            shown: false,
-            live: false,
         }
     }
 

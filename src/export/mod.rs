@@ -5,8 +5,11 @@
 //! format renders the small [`doc::Document`] the report builds of itself,
 //! one file per format ([`text`], [`markdown`]). Adding a format is one
 //! file here and one [`Format`] variant; commands never print results
-//! themselves. Terminal concerns (colour, progress, warnings on stderr) live
-//! in [`crate::output`].
+//! themselves: [`crate::command::dispatch`] renders every command's report
+//! here. Rendering reads nothing from the host: the envelope's host stamp
+//! was read before the command ran, and what a format needs beyond the
+//! results (check's metrics) is in the report. Terminal concerns (colour,
+//! progress, warnings on stderr) live in [`crate::output`].
 //!
 //! `--output FILE` writes the chosen format to FILE atomically (a temporary
 //! file in the same directory, fsynced, then renamed over FILE), so a reader

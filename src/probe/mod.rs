@@ -9,9 +9,9 @@
 //! that set schedulers at boot), [`findings`], and [`document`] (the report
 //! as a document for text and markdown).
 //!
-//! Library entry points: [`execute`] (what the CLI's [`Command`] runs), [`report`] (for a
-//! command that already holds a model and a resolved path: check, tune),
-//! [`stack_device_names`].
+//! Library entry points: [`execute`] (what the CLI's [`Command`] impl
+//! runs), [`report`] (for a command that already holds a model and a
+//! resolved path: check, tune), [`stack_device_names`].
 pub mod cli;
 pub mod document;
 pub mod findings;
