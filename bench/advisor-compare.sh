@@ -11,7 +11,7 @@
 # count as planted when they are off (this project's VM: 60 and 65536).
 #
 # Writes bench/out/advisor-compare/{innotune.json,mysqltuner.txt,pt-variable-advisor.txt,table.md}
-# and replaces the "Advisor comparison" section of bench/RESULTS.md.
+# and replaces the "Advisor comparison" section of bench/log/advisor-compare.md.
 #
 # Usage (root): bench/advisor-compare.sh          # SAMPLE=30s by default
 # Needs: mysqltuner, percona-toolkit (pt-variable-advisor), mariadb-server,
@@ -160,13 +160,13 @@ text = "\n".join(table) + "\n"
 open(f"{out}/table.md", "w").write(text)
 print(text)
 
-# Replace the section in bench/RESULTS.md.
-res = open("bench/RESULTS.md").read()
+# Replace the section in bench/log/advisor-compare.md.
+res = open("bench/log/advisor-compare.md").read()
 stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 section = f"<!-- advisor-compare -->\n## Advisor comparison ({stamp}, `bench/advisor-compare.sh`)\n\n{text}<!-- /advisor-compare -->\n"
 if "<!-- advisor-compare -->" in res:
     res = re.sub(r"<!-- advisor-compare -->.*?<!-- /advisor-compare -->\n", lambda m: section, res, flags=re.S)
 else:
     res = res.rstrip("\n") + "\n\n" + section
-open("bench/RESULTS.md", "w").write(res)
+open("bench/log/advisor-compare.md", "w").write(res)
 PY

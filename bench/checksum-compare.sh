@@ -18,8 +18,11 @@
 #
 # Usage: bench/checksum-compare.sh            (SIZE_MB=1024 ROUNDS=3 by default)
 #        SIZE_MB=256 ROUNDS=2 bench/checksum-compare.sh
-# Appends the measured ratios and this command line to bench/RESULTS.md.
+# Appends the measured ratios and this command line to bench/log/<UTC date>.md.
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -27,7 +30,7 @@ SIZE_MB=${SIZE_MB:-1024}
 ROUNDS=${ROUNDS:-3}
 WORK=${WORK:-/var/tmp/innotune-bench-checksum}
 INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$ROOT/target}/release/innotune}
-RESULTS=${RESULTS:-$HERE/RESULTS.md}
+RESULTS=${RESULTS:-$BENCH_LOG}
 
 for t in mariadb-install-db innochecksum fio gcc python3; do
     command -v "$t" >/dev/null || { echo "checksum-compare: $t not found" >&2; exit 2; }

@@ -5,7 +5,7 @@
 # lays out one file per job with innotune, then runs fio and innotune on that
 # very file, alternating (ABBA) for several rounds. Medians of IOPS, CPU per
 # I/O and p99 latency, with innotune/fio ratios, are appended to
-# bench/RESULTS.md with the command that reproduces them.
+# bench/log/<UTC date>.md with the command that reproduces them.
 #
 # CPU per I/O is measured the same way for both tools: user+sys CPU of the
 # whole process tree (getrusage(RUSAGE_CHILDREN) around the run) divided by
@@ -28,6 +28,9 @@
 #        beside the tool and sets the rate (RESULTS.md, write-trace).
 # Needs root (losetup, mount), fio, python3. Cleans up on every exit path.
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 cd "$(dirname "$0")/.."
 
 ROUNDS=${1:-3}
@@ -112,7 +115,7 @@ def worker_ticks():
     # after the loop's workqueue ("-loop0") is no lower bound worth having:
     # a kworker takes the name of the workqueue it ran last, and most that
     # ran the loop's work between two snapshots were named otherwise at
-    # both (bench/RESULTS.md 2026-11-27 10:26). Far below 100 % of one CPU,
+    # both (bench/log/<UTC date>.md 2026-11-27 10:26). Far below 100 % of one CPU,
     # the loop's worker is not what limits the device.
     return {tid: t for tid, (comm, t) in snapshot()[1].items() if unbound_kworker(comm)}
 
@@ -327,7 +330,7 @@ lines += ["", "Reproduce (as root): `%s%sBACKING=%s SIZE_MB=%s bench/fio-compare
                                               backing, size[:-1], rounds, runtime,
                                               " ".join(innotune_cmd(JOBS[0])[1:]).replace(mnt, "$MNT"),
                                               " ".join(fio_cmd(JOBS[0])).replace(mnt, "$MNT")), ""]
-with open("bench/RESULTS.md", "a") as f:
+with open(__import__("os").environ["BENCH_LOG"], "a") as f:
     f.write("\n".join(lines))
 print("\n".join(lines))
 PY

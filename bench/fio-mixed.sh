@@ -8,7 +8,7 @@
 # run, the reads completed, the read p99 and max, and the write bandwidth:
 # whether fio and innotune's engine see the same thing. vda goes back
 # to the scheduler it had, the loop device is detached. Appends the output to
-# bench/RESULTS.md.
+# bench/log/<UTC date>.md.
 #
 # MEM=malloc (the default): both writers on 4 KiB pages (fio's default, and
 # the mixed preset's since 2026-11-26 evening; before, its `mem=auto` put them
@@ -18,6 +18,9 @@
 #
 # Usage (as root): bench/fio-mixed.sh [ROUNDS=4]   env: MEM=malloc|mmaphuge
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-4}
 MEM=${MEM:-malloc}
@@ -75,4 +78,4 @@ done
   cat "$OUT"
   echo
   echo "Reproduce (as root): \`MEM=$MEM bench/fio-mixed.sh $ROUNDS\`."
-} | tee -a bench/RESULTS.md
+} | tee -a "$BENCH_LOG"

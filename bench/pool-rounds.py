@@ -1,4 +1,4 @@
-"""Pool the paired rounds of several fio-compare runs recorded in bench/RESULTS.md.
+"""Pool the paired rounds of several fio-compare runs recorded in bench/log/*.md.
 
 Each fio-compare entry holds, per job, the innotune/fio ratio of every round
 (the two runs of a round are back to back, so slow drifts of the host cancel
@@ -39,7 +39,8 @@ if len(sys.argv) > 3 and "-" in sys.argv[3]:
 else:
     windows = [(sys.argv[3] if len(sys.argv) > 3 else "00:00",
                 sys.argv[4] if len(sys.argv) > 4 else "23:59")]
-text = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")).read()
+log_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log")
+text = "\n".join(open(os.path.join(log_dir, n)).read() for n in sorted(os.listdir(log_dir)) if n.endswith(".md"))
 head = re.compile(r"^fio-compare \((\w+)\), (\d{4}-\d\d-\d\d) (\d\d:\d\d) UTC")
 
 pool, runs = {}, {}

@@ -9,13 +9,16 @@
 # before the first round). The script checks that the top 20 classes of
 # both tools have the same fingerprints and counts and that the totals
 # (entries, classes) agree, and appends the median times and their ratio to
-# bench/RESULTS.md.
+# bench/log/<UTC date>.md.
 #
 # Usage (root): SIZE_MB=1024 ROUNDS=3 bench/slowlog-compare.sh
 #   KEEP_LOG=path  keep the generated log there (and reuse it when it exists)
 # Needs: mariadb-server, percona-toolkit. The sandbox and its directory go
 # away on every exit path.
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 cd "$(dirname "$0")/.."
 
 SIZE_MB=${SIZE_MB:-1024}
@@ -112,7 +115,7 @@ Speed ratio: **{ratio:.1f}×**. Entries: pt {pt_entries}, innotune {in_entries};
 
 Reproduce: `SIZE_MB={round(size/1048576)} ROUNDS={len(pt_t)} bench/slowlog-compare.sh`
 """
-open("bench/RESULTS.md", "a").write(sec)
+open(__import__("os").environ["BENCH_LOG"], "a").write(sec)
 print(sec)
 ok = agree_top and pt_entries == in_entries and pt_n == in_n
 sys.exit(0 if ok else 1)

@@ -10,10 +10,13 @@
 #     the share of (none window, mq-deadline window) pairs in which none's p99
 #     is higher (0.5 = indistinguishable, 0 or 1 = always separated).
 # The shortest trial a workload needs (src/sweep/plan.rs MIN_TRIALS) comes
-# from this table; the result is appended to bench/RESULTS.md.
+# from this table; the result is appended to bench/log/<UTC date>.md.
 #
 # Usage (as root): bench/steady-state.sh [WORKLOAD...]   (default: page-read page-write fsync-4k mixed)
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d /var/tmp/innotune-steady.XXXXXX)
 SRC=$(findmnt -no SOURCE -T "$WORK")
@@ -59,7 +62,7 @@ for w in "${WORKLOADS[@]}"; do
 done
 echo "$ORIG" > "$SCHED_FILE"
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$WORK" "$HERE/RESULTS.md" "$DISK" "$LOAD_START" "$LOAD_END" "${WORKLOADS[@]}" <<'PY'
+python3 - "$WORK" "$BENCH_LOG" "$DISK" "$LOAD_START" "$LOAD_END" "${WORKLOADS[@]}" <<'PY'
 import glob, os, sys, time
 work, results, disk, load0, load1 = sys.argv[1:6]
 workloads = sys.argv[6:]

@@ -8,11 +8,14 @@
 #   fio (default batch 1), fio --iodepth_batch_submit=QD,
 #   innotune --iodepth_batch_submit 1 (the default), innotune --iodepth_batch_submit 0 (= QD)
 # and appends the median IOPS of each, the ratios and the commands to
-# bench/RESULTS.md.
+# bench/log/<UTC date>.md.
 #
 # Usage (as root): bench/submit-batch.sh [ROUNDS=5] [RUNTIME_S=5]
 #   env: RW=randread BS=16k QD=32 NJ=1, INNOTUNE=path (default target/release/innotune)
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
 RUNTIME=${2:-5}
@@ -77,7 +80,7 @@ out.append("\nReproduce (as root): `" + " ".join(
 for n, _ in variants:
     out.append(f"- {n}: `{cmds[n].replace(mnt, 'MNT')}`")
 text = "\n".join(out) + "\n"
-with open("bench/RESULTS.md", "a") as f:
+with open(__import__("os").environ["BENCH_LOG"], "a") as f:
     f.write(text)
 print(text)
 PY

@@ -19,7 +19,7 @@
 # With BACKING=ram the loop devices' files live on a tmpfs: no disk and no
 # hypervisor cache under them (whose bursts to 500-1100 MiB/s made single
 # disk-backed runs of both tools jump), so the tools' own cost decides.
-# Medians and innotune/fio ratios are appended to bench/RESULTS.md with the
+# Medians and innotune/fio ratios are appended to bench/log/<UTC date>.md with the
 # command that reproduces them and the load average (the machine is shared).
 #
 # Usage: bench/survey-compare.sh [ROUNDS=3] [RUNTIME_S=5]
@@ -28,6 +28,9 @@
 # Needs root (losetup), fio, python3. Cleans up on every exit path: the
 # loop devices go back to scheduler none, are detached, files removed.
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 cd "$(dirname "$0")/.."
 
 ROUNDS=${1:-3}
@@ -158,7 +161,7 @@ lines += ["", "Both loop devices at once (class aggregate): fio %.0f MiB/s, inno
           "Reproduce (as root): `BACKING=%s SIZE_MB=%s VDA=%s bench/survey-compare.sh %d %d`; innotune ran "
           "`innotune --format json bench --survey %s --runtime %ds`, fio ran `%s`." % (
               backing, size_mb, vda, rounds, runtime, " ".join(devs), runtime, " ".join(fio_cmd)), ""]
-with open("bench/RESULTS.md", "a") as f:
+with open(__import__("os").environ["BENCH_LOG"], "a") as f:
     f.write("\n".join(lines))
 print("\n".join(lines))
 PY

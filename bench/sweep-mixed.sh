@@ -4,13 +4,16 @@
 # on a loop device over a file on this machine's disk. The sweep switches
 # every device in the stack (the loop device and the disk under its file)
 # and restores them. Appends the medians, CIs, verdict and recommendation to
-# bench/RESULTS.md.
+# bench/log/<UTC date>.md.
 #
 # LAYER=all (default) switches the whole stack; LAYER=loop or LAYER=disk
 # switches only that device (`--device`), to tell which layer decides.
 #
 # Usage (as root): [LAYER=all|loop|disk] bench/sweep-mixed.sh [ROUNDS] [TRIAL]   (defaults 6, 8s)
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 LAYER=${LAYER:-all}
 ROUNDS=${1:-6}
 TRIAL=${2:-8s}
@@ -34,7 +37,7 @@ esac
 CMD="innotune sweep MNT ${DEVICE[*]} --schedulers none,mq-deadline --workload mixed --objective latency --rounds $ROUNDS --trial $TRIAL --warmup 1s --choose"
 "$INNOTUNE" --format json sweep "$WORK/mnt" "${DEVICE[@]}" --schedulers none,mq-deadline --workload mixed \
   --objective latency --rounds "$ROUNDS" --trial "$TRIAL" --warmup 1s --choose > "$WORK/out.json" || [ $? -eq 1 ]
-python3 - "$WORK/out.json" "$HERE/RESULTS.md" "$CMD" "$LAYER" <<'PY'
+python3 - "$WORK/out.json" "$BENCH_LOG" "$CMD" "$LAYER" <<'PY'
 import json, sys, time, os
 r = json.load(open(sys.argv[1]))["result"]
 load = open("/proc/loadavg").read().split()[:3]

@@ -7,13 +7,16 @@
 # sweep (`--sequential`, at most 8 rounds of SEQ_TRIAL trials: with 8 the first look is round 4), and records
 # the wall time of each, the time of its rounds, the round at which the
 # sequential verdict arrived, the answer of each, and the load average.
-# Appends the table, the medians and the exact commands to bench/RESULTS.md.
+# Appends the table, the medians and the exact commands to bench/log/<UTC date>.md.
 # Every run checks that the disk is back on the scheduler it had.
 #
 # Usage (as root): bench/sweep-sequential.sh [N] [SEQ_TRIAL]   (defaults 10, 4s: the mixed workload's measured minimum)
 #   env: WORKLOAD=mixed SCHEDS=none,mq-deadline OBJECTIVE=latency (the
 #   verdict column shows p99 for latency, throughput otherwise)
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 N=${1:-10}
 SEQ_TRIAL=${2:-4s}
 WORKLOAD=${WORKLOAD:-mixed}
@@ -54,7 +57,7 @@ for i in $(seq 1 "$N"); do
 done
 CMD_FIXED="innotune sweep MNT ${COMMON[*]} ${FIXED[*]}"
 CMD_SEQ="innotune sweep MNT ${COMMON[*]} ${SEQ[*]}"
-python3 - "$WORK" "$HERE/RESULTS.md" "$N" "$CMD_FIXED" "$CMD_SEQ" "$DISK" "$BEFORE" "$SEQ_TRIAL" "$WORKLOAD" "$SCHEDS" "$OBJECTIVE" <<'PY'
+python3 - "$WORK" "$BENCH_LOG" "$N" "$CMD_FIXED" "$CMD_SEQ" "$DISK" "$BEFORE" "$SEQ_TRIAL" "$WORKLOAD" "$SCHEDS" "$OBJECTIVE" <<'PY'
 import json, sys, time, statistics as st
 work, results, n, cmd_fixed, cmd_seq, disk, before, seq_trial, workload, scheds, objective = sys.argv[1:12]
 metric = "p99" if objective == "latency" else "throughput"

@@ -8,6 +8,9 @@
 # Usage: bench/sysbench-compare.sh [ROUNDS] [SECONDS] [TABLES] [TABLE_SIZE]
 # Env: INNOTUNE (default target/release/innotune), WORKLOAD (oltp_read_write).
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 ROUNDS=${1:-3}
 SECS=${2:-10}
 TABLES=${3:-4}
@@ -27,7 +30,7 @@ SOCK=$DIR/mysql.sock
 "$INNOTUNE" oltp "$WORKLOAD" prepare --socket "$SOCK" -u root --no-defaults \
   --tables "$TABLES" --table-size "$SIZE" --threads 2 >/dev/null
 
-python3 - "$INNOTUNE" "$SOCK" "$ROUNDS" "$SECS" "$TABLES" "$SIZE" "$WORKLOAD" "$HERE/RESULTS.md" <<'PY'
+python3 - "$INNOTUNE" "$SOCK" "$ROUNDS" "$SECS" "$TABLES" "$SIZE" "$WORKLOAD" "$BENCH_LOG" <<'PY'
 import json, os, re, statistics, subprocess, sys, time
 inno, sock, rounds, secs, tables, size, wl, results = sys.argv[1:]
 rounds, secs = int(rounds), int(secs)

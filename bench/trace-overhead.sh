@@ -5,10 +5,13 @@
 # (the loop device and the disk under its file) for the whole run. Reports
 # each pair's IOPS ratio (traced / plain) and the median (the issue's
 # target: a capture costs under 5% of the IOPS, i.e. ratio ≥ 0.95).
-# Appends to bench/RESULTS.md.
+# Appends to bench/log/<UTC date>.md.
 #
 # Usage (as root): bench/trace-overhead.sh [ROUNDS] [RUNTIME]   (defaults 5, 10s)
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 ROUNDS=${1:-5}
 RUNTIME=${2:-10s}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -46,5 +49,5 @@ LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "### trace-overhead ($(date -u '+%Y-%m-%d %H:%M UTC'))"
   echo
   echo "\`bench/trace-overhead.sh $ROUNDS $RUNTIME\`: bench --preset mixed on ext4 on a loop device, plain vs while \`innotune trace MNT\` captures (loop device + disk), alternating: IOPS ratios traced/plain ${RATIOS[*]}; median **$MED** (target ≥ 0.95); load average at the end $LOAD (2 cores, shared)."
-} >> "$HERE/RESULTS.md"
+} >> "$BENCH_LOG"
 echo "median ratio $MED"

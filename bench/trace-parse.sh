@@ -4,10 +4,13 @@
 # live: a private tracefs instance on a loop device under fio randrw for
 # SECONDS, read from trace_pipe into a file; COPIES copies of it, each
 # shifted in time past the previous one, make a trace of several million
-# lines. Appends the result to bench/RESULTS.md.
+# lines. Appends the result to bench/log/<UTC date>.md.
 #
 # Usage (as root): bench/trace-parse.sh [SECONDS] [COPIES] [ROUNDS]   (defaults 40, 4, 3)
 set -euo pipefail
+# Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
+export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
+mkdir -p "$(dirname "$BENCH_LOG")"
 SECONDS_=${1:-40}
 COPIES=${2:-4}
 ROUNDS=${3:-3}
@@ -74,5 +77,5 @@ LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "### trace-parse ($(date -u '+%Y-%m-%d %H:%M UTC'))"
   echo
   echo "\`bench/trace-parse.sh $SECONDS_ $COPIES $ROUNDS\`: $LINES lines ($COPIES time-shifted copies of a ${SECONDS_} s live capture on a loop device under fio randrw), \`innotune trace --input\`: median **$WALL events/s wall-clock**, $CPU events/s of CPU time (target ≥ 1,000,000); load average at the end $LOAD (2 cores, shared)."
-} >> "$HERE/RESULTS.md"
+} >> "$BENCH_LOG"
 echo "median $WALL events/s wall, $CPU events/s CPU"

@@ -21,7 +21,7 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// Write the result to FILE (atomically: a temporary file renamed over it) instead of stdout.
+    /// Write the result to FILE (atomically: a temporary file renamed over it) instead of stdout. FILE must be a regular file or a new name: a device, FIFO or symbolic link is refused.
     #[arg(long, global = true, value_name = "FILE")]
     pub output: Option<PathBuf>,
 

@@ -67,6 +67,10 @@ pub fn dispatch<C: Command>(host: Host, sink: Sink, opts: C) -> Result<i32> {
         )
         .into());
     }
+    if let Some(o) = &sink.output {
+        // Before the command runs, not only when its report is written.
+        crate::export::check_output(o)?;
+    }
     if C::WARN_IF_PENDING {
         crate::journal::warn_if_pending();
     }

@@ -17,6 +17,9 @@
 //! - [`command`]: the one shape of a command (`Command`, `Env`) and the dispatcher.
 //! - [`finding`], [`change`]: the shared vocabulary of advice and of host changes.
 //! - [`safety`]: refusals shared by every command that writes (datadirs).
+//! - [`durable`]: the one durable write (journals, records, reports, host files).
+//!
+//! The layer order of these modules is docs/architecture.md's, held by tests/layers.rs.
 
 pub mod aligned;
 pub mod apply;
@@ -27,6 +30,7 @@ pub mod checksum;
 pub mod cli;
 pub mod command;
 pub mod db;
+pub mod durable;
 pub mod error;
 pub mod export;
 pub mod finding;

@@ -34,10 +34,10 @@ pub fn datadirs(host: &Host) -> Vec<Datadir> {
             out.push(Datadir { path, source });
         }
     };
-    for m in crate::probe::mysqld::find(host) {
+    for m in crate::model::server::find(host) {
         push(&m.datadir, format!("running server pid {}", m.pid));
     }
-    let (d, src) = crate::probe::mysqld::datadir(host, &["mysqld".to_string()]);
+    let (d, src) = crate::model::server::datadir(host, &["mysqld".to_string()]);
     push(&d, format!("server option files ({src})"));
     out
 }

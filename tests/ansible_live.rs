@@ -14,13 +14,14 @@
 //! Live-gated (root, namespaces). Every namespace, veth and sshd is removed
 //! on every path (Drop).
 
-mod host_support;
+mod support;
 use innotune::oltp::hist::percentile;
 use innotune::oltp::result::{ms_to_ns, HistogramJson};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::Start as _;
 
 fn manifest() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -42,7 +43,7 @@ struct NsHost {
     ns: String,
     veth: String,
     addr: String,
-    sshd: Option<Child>,
+    sshd: Option<support::Spawned>,
 }
 
 impl Drop for NsHost {
@@ -82,7 +83,7 @@ impl NsSandbox {
 
 impl Drop for NsSandbox {
     fn drop(&mut self) {
-        let _ = Command::new(env!("CARGO_BIN_EXE_innotune"))
+        let _ = support::innotune_sys()
             .env("INNOTUNE_STATE_DIR", &self.state)
             .args(["sandbox", "stop", "--dir"])
             .arg(&self.dir)
@@ -101,20 +102,19 @@ fn ns_sandboxes(hosts: &[NsHost], tmp: &Path) -> Vec<NsSandbox> {
         };
         let child = Command::new("ip")
             .args(["netns", "exec", &h.ns])
-            .arg(env!("CARGO_BIN_EXE_innotune"))
+            .arg(support::bin::INNOTUNE)
             .env("INNOTUNE_STATE_DIR", &sb.state)
             .args(["sandbox", "start", "--dir"])
             .arg(&sb.dir)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .start();
         started.push((sb, child));
     }
     started
         .into_iter()
         .map(|(sb, child)| {
-            let o = child.wait_with_output().unwrap();
+            let o = child.output_within(support::WAIT);
             assert!(
                 o.status.success(),
                 "sandbox start in a namespace: {}",
@@ -173,8 +173,7 @@ fn ns_host(i: u32, tmp: &Path, pubkey: &Path) -> NsHost {
             .arg(&cfg)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+            .start(),
     );
     // Ready when it accepts a connection.
     let sa: SocketAddr = format!("{}:22", h.addr).parse().unwrap();
@@ -219,7 +218,7 @@ fn playbook(inventory: &Path, results: &Path, tmp: &Path, extra: &[&str]) -> Str
         .arg(format!(
             "innotune_results_dir={} innotune_local_bin={}",
             results.display(),
-            env!("CARGO_BIN_EXE_innotune")
+            support::bin::INNOTUNE
         ))
         .args(extra)
         .env("ANSIBLE_NOCOLOR", "1")
@@ -240,7 +239,7 @@ fn playbook(inventory: &Path, results: &Path, tmp: &Path, extra: &[&str]) -> Str
 
 #[test]
 fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     assert!(
@@ -289,7 +288,7 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
     inv.push_str(&format!(
         "\n[dbservers:vars]\nansible_user=root\nansible_ssh_private_key_file={}\nansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\ninnotune_apply=true\ninnotune_binary_src={}\n",
         key.display(),
-        env!("CARGO_BIN_EXE_innotune")
+        support::bin::INNOTUNE
     ));
     for i in 1..=3 {
         std::fs::create_dir_all(t.join(format!("bin{i}"))).unwrap();
@@ -302,7 +301,7 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
 
     // innotune's own view of a host: 1 while something is pending.
     let pending = |i: u32| {
-        Command::new(env!("CARGO_BIN_EXE_innotune"))
+        support::innotune_sys()
             .env("INNOTUNE_STATE_DIR", t.join(format!("state{i}")))
             .arg("--root")
             .arg(t.join(format!("host{i}")))
@@ -390,7 +389,7 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
     // Put the trees back (restore through each host's state dir).
     for i in 1..=3 {
         assert_eq!(pending(i), Some(0), "host {i} still pending after apply");
-        let o = Command::new(env!("CARGO_BIN_EXE_innotune"))
+        let o = support::innotune_sys()
             .env("INNOTUNE_STATE_DIR", t.join(format!("state{i}")))
             .arg("--root")
             .arg(t.join(format!("host{i}")))
@@ -430,7 +429,7 @@ fn role_applies_once_over_ssh_to_three_hosts_and_reports_the_fleet() {
     oinv.push_str(&format!(
         "\n[oltp_clients:vars]\nansible_user=root\nansible_ssh_private_key_file={}\nansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\ninnotune_binary_src={}\ninnotune_oltp_conn='[\"--socket\", \"{}\", \"--user\", \"root\", \"--no-defaults\"]'\ninnotune_oltp_prepare=true\ninnotune_oltp_table_args='[\"--tables\", \"1\", \"--table-size\", \"2000\"]'\ninnotune_oltp_args='[\"--threads\", \"2\", \"--time\", \"4\"]'\ninnotune_oltp_delay=15\n",
         key.display(),
-        env!("CARGO_BIN_EXE_innotune"),
+        support::bin::INNOTUNE,
         sandboxes[0].socket().display(),
     ));
     let oinventory = t.join("oltp.ini");

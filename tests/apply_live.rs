@@ -10,85 +10,23 @@
 //! loop device, in a private mount namespace over /etc/udev/rules.d.
 //! Needs root, losetup, mkfs.ext4, mount, udevadm, unshare.
 
-mod host_support;
-use host_support::sh;
+mod support;
+use support::Start as _;
+use support::{Lab, LabOpts};
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command as Sys, Stdio};
 
-struct LoopMount {
-    dev: Option<String>,
-    mnt: Option<PathBuf>,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for LoopMount {
-    fn drop(&mut self) {
-        if let Some(m) = self.mnt.take() {
-            host_support::umount_retry(&m);
-        }
-        if let Some(d) = self.dev.take() {
-            // The kernel's default for new loop devices here: a loop
-            // device's queue (and its scheduler) outlives its attachment.
-            let name = d.trim_start_matches("/dev/");
-            let _ = std::fs::write(format!("/sys/block/{name}/queue/scheduler"), "none");
-            let _ = Sys::new("losetup").args(["-d", &d]).status();
-        }
-    }
-}
-
-impl LoopMount {
-    /// A 64 MiB ext4 loop device mounted with relatime, scheduler bfq.
-    fn new() -> LoopMount {
-        let dir = tempfile::Builder::new()
-            .prefix("itapply")
-            .tempdir_in("/var/tmp")
-            .unwrap();
-        let img = dir.path().join("disk.img");
-        sh("truncate", &["-s", "64M", img.to_str().unwrap()]);
-        let mut lm = LoopMount {
-            dev: None,
-            mnt: None,
-            dir,
-        };
-        let dev = sh(
-            "losetup",
-            &["-f", "--show", "--direct-io=on", img.to_str().unwrap()],
-        );
-        lm.dev = Some(dev.clone());
-        sh("mkfs.ext4", &["-q", &dev]);
-        let mnt = lm.dir.path().join("mnt");
-        std::fs::create_dir(&mnt).unwrap();
-        sh("mount", &["-o", "relatime", &dev, mnt.to_str().unwrap()]);
-        lm.mnt = Some(mnt);
-        std::fs::write(lm.sched_path(), "bfq").unwrap();
-        assert_eq!(lm.scheduler(), "bfq");
-        lm
-    }
-    fn name(&self) -> String {
-        self.dev
-            .as_ref()
-            .unwrap()
-            .trim_start_matches("/dev/")
-            .to_string()
-    }
-    fn sched_path(&self) -> PathBuf {
-        PathBuf::from(format!("/sys/block/{}/queue/scheduler", self.name()))
-    }
-    fn scheduler(&self) -> String {
-        let s = std::fs::read_to_string(self.sched_path()).unwrap();
-        s.split_whitespace()
-            .find(|w| w.starts_with('['))
-            .unwrap()
-            .trim_matches(['[', ']'])
-            .to_string()
-    }
-    fn mnt(&self) -> &Path {
-        self.mnt.as_deref().unwrap()
-    }
+/// A 64 MiB ext4 loop device mounted with relatime, scheduler bfq.
+fn loop_mount() -> Lab {
+    Lab::new(LabOpts {
+        tag: "apply",
+        scheduler: "bfq",
+        mount_opts: "relatime",
+        ..LabOpts::default()
+    })
 }
 
 /// A root whose sys/proc/dev are this machine's and whose etc is ours.
@@ -110,8 +48,7 @@ fn test_root(base: &Path) -> PathBuf {
 }
 
 fn apply(state: &Path, root: &Path, mnt: &Path, extra: &[&str]) -> std::process::Output {
-    Command::cargo_bin("innotune")
-        .unwrap()
+    support::innotune()
         .env("INNOTUNE_STATE_DIR", state)
         .arg("--root")
         .arg(root)
@@ -130,8 +67,7 @@ fn apply(state: &Path, root: &Path, mnt: &Path, extra: &[&str]) -> std::process:
 }
 
 fn restore(state: &Path) -> Value {
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .env("INNOTUNE_STATE_DIR", state)
         .args(["restore", "--format", "json"])
         .output()
@@ -170,15 +106,15 @@ fn walk(p: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn apply_check_restore_on_a_loop_device() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
-    let lm = LoopMount::new();
+    let lm = loop_mount();
     let state = tempfile::tempdir().unwrap();
-    let root = test_root(lm.dir.path());
+    let root = test_root(lm.dir.as_path());
     let etc_before = files_under(&root.join("etc"));
 
-    let plan = apply(state.path(), &root, lm.mnt(), &[]);
+    let plan = apply(state.path(), &root, &lm.mnt, &[]);
     assert_eq!(
         plan.status.code(),
         Some(1),
@@ -187,7 +123,7 @@ fn apply_check_restore_on_a_loop_device() {
     );
     assert_eq!(lm.scheduler(), "bfq", "the plan changes nothing");
 
-    let out = apply(state.path(), &root, lm.mnt(), &["--yes"]);
+    let out = apply(state.path(), &root, &lm.mnt, &["--yes"]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -210,7 +146,7 @@ fn apply_check_restore_on_a_loop_device() {
     );
     assert_eq!(lm.scheduler(), "none");
     let rule = std::fs::read_to_string(root.join("etc/udev/rules.d/99-innotune.rules")).unwrap();
-    let backing = lm.dir.path().join("disk.img");
+    let backing = lm.dir.as_path().join("disk.img");
     assert!(
         rule.contains(&format!(
             "ATTR{{loop/backing_file}}==\"{}\"",
@@ -219,14 +155,14 @@ fn apply_check_restore_on_a_loop_device() {
         "{rule}"
     );
 
-    let c = apply(state.path(), &root, lm.mnt(), &["--check"]);
+    let c = apply(state.path(), &root, &lm.mnt, &["--check"]);
     assert_eq!(
         c.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&c.stdout)
     );
-    let again = apply(state.path(), &root, lm.mnt(), &["--yes"]);
+    let again = apply(state.path(), &root, &lm.mnt, &["--yes"]);
     let a: Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(a["result"]["applied"], serde_json::json!([]));
 
@@ -245,14 +181,14 @@ fn apply_check_restore_on_a_loop_device() {
 
 #[test]
 fn sigkill_mid_apply_then_restore() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
-    let lm = LoopMount::new();
+    let lm = loop_mount();
     let state = tempfile::tempdir().unwrap();
-    let root = test_root(lm.dir.path());
+    let root = test_root(lm.dir.as_path());
     let etc_before = files_under(&root.join("etc"));
-    let mut child = Sys::new(env!("CARGO_BIN_EXE_innotune"))
+    let mut child = support::innotune_sys()
         .env("INNOTUNE_STATE_DIR", state.path())
         .env("INNOTUNE_APPLY_PAUSE_AFTER", "2")
         .arg("--root")
@@ -264,11 +200,10 @@ fn sigkill_mid_apply_then_restore() {
             "--only",
             "storage,filesystem",
         ])
-        .arg(lm.mnt())
+        .arg(&lm.mnt)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     // Wait for the readiness line: both changes are journaled and made.
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
@@ -285,7 +220,7 @@ fn sigkill_mid_apply_then_restore() {
     assert_eq!(lm.scheduler(), "none");
     assert!(root.join("etc/udev/rules.d/99-innotune.rules").exists());
     child.kill().unwrap();
-    child.wait().unwrap();
+    child.wait_within(support::WAIT);
     // The crash left the run's journal, not an applied one.
     assert!(state.path().join("journal.json").exists());
     assert!(!state.path().join("applied.json").exists());
@@ -297,15 +232,14 @@ fn sigkill_mid_apply_then_restore() {
 
 #[test]
 fn emitted_udev_rule_sets_the_scheduler_under_udevadm_test() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
-    let lm = LoopMount::new();
+    let lm = loop_mount();
     let state = tempfile::tempdir().unwrap();
-    let root = test_root(lm.dir.path());
-    let emit = lm.dir.path().join("emit");
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let root = test_root(lm.dir.as_path());
+    let emit = lm.dir.as_path().join("emit");
+    let out = support::innotune()
         .env("INNOTUNE_STATE_DIR", state.path())
         .arg("--root")
         .arg(&root)
@@ -319,7 +253,7 @@ fn emitted_udev_rule_sets_the_scheduler_under_udevadm_test() {
             "--emit",
         ])
         .arg(&emit)
-        .arg(lm.mnt())
+        .arg(&lm.mnt)
         .output()
         .unwrap();
     assert!(
@@ -353,15 +287,14 @@ fn emitted_udev_rule_sets_the_scheduler_under_udevadm_test() {
 
 #[test]
 fn emitted_sysctl_file_is_read_by_sysctl_p() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let state = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let emit = work.path().join("emit");
     let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts/check-planted");
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .env("INNOTUNE_STATE_DIR", state.path())
         .arg("--root")
         .arg(&fx)

@@ -1,13 +1,17 @@
 //! `innotune bench` through the real binary, on real files in a temp dir
-//! under /var/tmp (ext4, O_DIRECT works), with short runs.
+//! under /var/tmp (ext4, O_DIRECT works), with short runs. The tests that
+//! mount (tmpfs, ramfs, ext4) or attach loop devices are live
+//! (`INNOTUNE_LIVE_TESTS=1`, root).
 
-mod host_support;
+mod support;
+use support::Start as _;
+use support::{Loop, Mount, VAR_TMP};
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command as Sys;
+use std::time::Duration;
 
 fn tmpdir() -> tempfile::TempDir {
     tempfile::Builder::new()
@@ -16,13 +20,9 @@ fn tmpdir() -> tempfile::TempDir {
         .unwrap()
 }
 
-fn cmd() -> Command {
-    Command::cargo_bin("innotune").unwrap()
-}
-
 /// Run `innotune --format json bench ARGS`, expect success, return `result`.
 fn bench_json(args: &[&str]) -> Value {
-    let out = cmd()
+    let out = support::innotune()
         .args(["--format", "json", "bench"])
         .args(args)
         .output()
@@ -40,7 +40,11 @@ fn bench_json(args: &[&str]) -> Value {
 
 /// Run bench expecting exit 2 and one error line; return that line.
 fn bench_err(args: &[&str]) -> String {
-    let out = cmd().arg("bench").args(args).output().unwrap();
+    let out = support::innotune()
+        .arg("bench")
+        .args(args)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{args:?} should fail");
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
@@ -420,7 +424,10 @@ fn bad_input_gives_one_line_with_a_fix() {
 
 #[test]
 fn presets_are_listed_and_run() {
-    let out = cmd().args(["bench", "--list-presets"]).output().unwrap();
+    let out = support::innotune()
+        .args(["bench", "--list-presets"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     let names = [
@@ -608,7 +615,7 @@ fn json_keys_carry_units_and_options_are_fio_syntax() {
     );
     assert!(!opts.contains("iB"), "{opts}");
     // Text output: the fio-like block, then a table with units in headers.
-    let out = cmd()
+    let out = support::innotune()
         .args([
             "bench",
             "--rw",
@@ -638,7 +645,7 @@ fn json_keys_carry_units_and_options_are_fio_syntax() {
         "{text}"
     );
     // Markdown: a real table.
-    let out = cmd()
+    let out = support::innotune()
         .args(["--format", "markdown", "bench", "--rw", "randread"])
         .args(["--bs", "4k", "--size", "4m", "--io_size", "64k"])
         .args(["--directory", d(t.path())])
@@ -648,32 +655,14 @@ fn json_keys_carry_units_and_options_are_fio_syntax() {
     assert!(md.contains("| job |") && md.contains("p99 (µs)"), "{md}");
 }
 
-/// A mount made for a test, unmounted (and its directory removed) on drop.
-struct Mount(PathBuf);
-impl Drop for Mount {
-    fn drop(&mut self) {
-        host_support::umount_retry(&self.0);
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
-fn mount(fstype: &str, opts: &str) -> Mount {
-    let dir = tmpdir().keep();
-    let ok = Sys::new("mount")
-        .args(["-t", fstype, "-o", opts, fstype])
-        .arg(&dir)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "mount {fstype}");
-    Mount(dir)
-}
-
 #[test]
 fn o_direct_unsupported_and_no_space_are_one_line() {
+    if !support::live() {
+        return;
+    }
     // Since Linux 6.6 tmpfs accepts O_DIRECT; ramfs still refuses it with
     // EINVAL at open, which is the case to handle (also old tmpfs, some FUSE).
-    let m = mount("ramfs", "mode=755");
+    let m = Mount::fs("ramfs", "mode=755");
     let e = bench_err(&[
         "--rw",
         "randread",
@@ -681,77 +670,35 @@ fn o_direct_unsupported_and_no_space_are_one_line() {
         "1m",
         "--direct=1",
         "--directory",
-        d(&m.0),
+        d(&m.path),
     ]);
     assert!(e.contains("O_DIRECT") && e.contains("--direct=0"), "{e}");
 
-    let small = mount("tmpfs", "size=2m");
-    let e = bench_err(&["--rw", "write", "--size", "8m", "--directory", d(&small.0)]);
+    let small = Mount::fs("tmpfs", "size=2m");
+    let e = bench_err(&[
+        "--rw",
+        "write",
+        "--size",
+        "8m",
+        "--directory",
+        d(&small.path),
+    ]);
     assert!(
         e.contains("not enough space") && e.contains("--size"),
         "{e}"
     );
 
-    let ro = mount("tmpfs", "size=2m,ro");
-    let e = bench_err(&["--rw", "write", "--size", "1m", "--directory", d(&ro.0)]);
+    let ro = Mount::fs("tmpfs", "size=2m,ro");
+    let e = bench_err(&["--rw", "write", "--size", "1m", "--directory", d(&ro.path)]);
     assert!(e.contains("read-only") && e.contains("fix:"), "{e}");
-}
-
-/// A loop device on a temp file, detached (and unmounted) on drop.
-struct Loop {
-    dev: String,
-    mnt: Option<PathBuf>,
-    _file: tempfile::NamedTempFile,
-}
-impl Loop {
-    /// A loop device with direct I/O over a new `size`-byte file in /var/tmp.
-    fn new(size: u64) -> Loop {
-        let file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
-        file.as_file().set_len(size).unwrap();
-        let out = Sys::new("losetup")
-            .args(["--direct-io=on", "-f", "--show"])
-            .arg(file.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "losetup");
-        Loop {
-            dev: String::from_utf8(out.stdout).unwrap().trim().to_string(),
-            mnt: None,
-            _file: file,
-        }
-    }
-
-    /// ext4 on the device, mounted on a new directory (undone on drop).
-    fn mount_ext4(&mut self) -> PathBuf {
-        assert!(Sys::new("mkfs.ext4")
-            .args(["-q", &self.dev])
-            .status()
-            .unwrap()
-            .success());
-        let m = tmpdir().keep();
-        assert!(Sys::new("mount")
-            .arg(&self.dev)
-            .arg(&m)
-            .status()
-            .unwrap()
-            .success());
-        self.mnt = Some(m.clone());
-        m
-    }
-}
-impl Drop for Loop {
-    fn drop(&mut self) {
-        if let Some(m) = &self.mnt {
-            host_support::umount_retry(m);
-            let _ = std::fs::remove_dir(m);
-        }
-        let _ = Sys::new("losetup").args(["-d", &self.dev]).status();
-    }
 }
 
 #[test]
 fn raw_device_needs_flag_and_must_not_be_mounted() {
-    let mut lo = Loop::new(32 << 20);
+    if !support::live() {
+        return;
+    }
+    let lo = Loop::new_in(VAR_TMP, 32 << 20);
     let dev = lo.dev.clone();
 
     let e = bench_err(&["--rw", "randwrite", "--filename", &dev, "--size", "8m"]);
@@ -787,7 +734,7 @@ fn raw_device_needs_flag_and_must_not_be_mounted() {
     assert!(devs[0]["r_per_s"].as_f64().unwrap() > 0.0, "{devs:?}");
     assert!(devs[0]["w_per_s"].as_f64().unwrap() > 0.0, "{devs:?}");
 
-    lo.mount_ext4();
+    let _m = lo.mount_ext4();
     let e = bench_err(&[
         "--rw",
         "randwrite",
@@ -816,9 +763,13 @@ fn raw_device_needs_flag_and_must_not_be_mounted() {
 /// no more requests in flight than the job keeps; tmpfs has none.
 #[test]
 fn device_counters_cover_the_window() {
-    let mut lo = Loop::new(96 << 20);
+    if !support::live() {
+        return;
+    }
+    let lo = Loop::new_in(VAR_TMP, 96 << 20);
     let dev = lo.dev.clone();
     let m = lo.mount_ext4();
+    let m = &m.path;
     let r = bench_json(&[
         "--rw",
         "randread",
@@ -836,7 +787,7 @@ fn device_counters_cover_the_window() {
         "--ramp_time",
         "200ms",
         "--directory",
-        d(&m),
+        d(m),
     ]);
     let res = &r["result"];
     assert_eq!(u(&res["depth"]), 8);
@@ -859,8 +810,8 @@ fn device_counters_cover_the_window() {
     // commits write to the device during any run, as they would on a host.
 
     // No block device under tmpfs: no table, no key.
-    let tmp = mount("tmpfs", "size=8m");
-    let r = bench_json(&["--rw", "read", "--size", "1m", "--directory", d(&tmp.0)]);
+    let tmp = Mount::fs("tmpfs", "size=8m");
+    let r = bench_json(&["--rw", "read", "--size", "1m", "--directory", d(&tmp.path)]);
     assert!(r["result"].get("devices").is_none(), "{r}");
     assert_eq!(u(&r["result"]["depth"]), 1);
 }
@@ -870,15 +821,19 @@ fn device_counters_cover_the_window() {
 /// the device (128 segments at most) got every one as two 512 KiB requests.
 #[test]
 fn large_ios_reach_the_device_whole_at_depth_one() {
+    if !support::live() {
+        return;
+    }
     let thp =
         std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
     if thp.is_empty() || thp.contains("[never]") {
         eprintln!("skipped: transparent huge pages are off on this host");
         return;
     }
-    let mut lo = Loop::new(96 << 20);
+    let lo = Loop::new_in(VAR_TMP, 96 << 20);
     let dev = lo.dev.clone();
     let m = lo.mount_ext4();
+    let m = &m.path;
     let r = bench_json(&[
         "--rw",
         "read",
@@ -894,7 +849,7 @@ fn large_ios_reach_the_device_whole_at_depth_one() {
         "--io_size",
         "64m",
         "--directory",
-        d(&m),
+        d(m),
     ]);
     let res = &r["result"];
     assert!(
@@ -912,16 +867,6 @@ fn large_ios_reach_the_device_whole_at_depth_one() {
         "{:.0} KiB per request at the loop device: the 1 MiB reads were split",
         per_request / 1024.0
     );
-}
-
-/// Wait (up to 60 s) until `cond` holds, checking every few milliseconds:
-/// a condition on real state, not a guessed delay.
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let t0 = std::time::Instant::now();
-    while !cond() {
-        assert!(t0.elapsed().as_secs() < 60, "timed out waiting for {what}");
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
 }
 
 /// Read system calls of `pid`'s first job thread (named `bench-0-0`), once
@@ -942,14 +887,13 @@ fn job_thread_reads(pid: u32) -> u64 {
     0
 }
 
-fn spawn_bench(args: &[&str]) -> std::process::Child {
-    Sys::new(assert_cmd::cargo::cargo_bin("innotune"))
+fn spawn_bench(args: &[&str]) -> support::Spawned {
+    support::innotune_sys()
         .args(["--format", "json", "bench"])
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
+        .start()
 }
 
 /// SIGINT and SIGTERM both end a run early with its partial results
@@ -984,12 +928,14 @@ fn ctrl_c_and_sigterm_end_the_run_with_partial_results() {
             d(t.path()),
         ]);
         let pid = child.id();
-        wait_for("the job thread to issue reads", || {
-            job_thread_reads(pid) > 200
-        });
+        support::wait_for(
+            "the job thread to issue reads",
+            Duration::from_secs(60),
+            || job_thread_reads(pid) > 200,
+        );
         // SAFETY: signalling our own child.
         unsafe { libc::kill(pid as i32, sig) };
-        let out = child.wait_with_output().unwrap();
+        let out = child.output_within(support::WAIT);
         assert!(
             out.status.success(),
             "signal {sig}: {}",
@@ -1024,12 +970,14 @@ fn a_signal_during_layout_leaves_nothing_stale() {
             d(t.path()),
         ]);
         let pid = child.id();
-        wait_for("the layout to start writing", || {
-            std::fs::metadata(&f).is_ok_and(|m| m.len() > 0)
-        });
+        support::wait_for(
+            "the layout to start writing",
+            Duration::from_secs(60),
+            || std::fs::metadata(&f).is_ok_and(|m| m.len() > 0),
+        );
         // SAFETY: signalling our own child.
         unsafe { libc::kill(pid as i32, sig) };
-        let out = child.wait_with_output().unwrap();
+        let out = child.output_within(support::WAIT);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "signal {sig}: {err}");
         assert!(err.contains("interrupted while laying out"), "{err}");
@@ -1044,19 +992,10 @@ fn a_signal_during_layout_leaves_nothing_stale() {
 
 #[test]
 fn o_direct_io_smaller_than_the_sector_is_one_line() {
-    let file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
-    file.as_file().set_len(8 << 20).unwrap();
-    let out = Sys::new("losetup")
-        .args(["--direct-io=on", "--sector-size", "4096", "-f", "--show"])
-        .arg(file.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "losetup");
-    let lo = Loop {
-        dev: String::from_utf8(out.stdout).unwrap().trim().to_string(),
-        mnt: None,
-        _file: file,
-    };
+    if !support::live() {
+        return;
+    }
+    let lo = Loop::new_with(VAR_TMP, 8 << 20, &["--sector-size", "4096"]);
     for (engine, depth) in [("sync", "1"), ("io_uring", "4")] {
         let args = [
             "--rw",
@@ -1138,7 +1077,7 @@ fn permission_denied_is_one_line() {
     // Run as nobody against a root-only directory.
     let out = Sys::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(assert_cmd::cargo::cargo_bin("innotune"))
+        .arg(support::bin::INNOTUNE)
         .args([
             "bench",
             "--rw",
@@ -1167,8 +1106,11 @@ fn permission_denied_is_one_line() {
 /// EBUSY (4 of 4 times on this machine before the fix).
 #[test]
 fn io_uring_files_are_released_before_exit() {
+    if !support::live() {
+        return;
+    }
     for _ in 0..2 {
-        let m = mount("tmpfs", "size=64m");
+        let m = Mount::fs("tmpfs", "size=64m");
         bench_json(&[
             "--rw",
             "randread",
@@ -1184,9 +1126,9 @@ fn io_uring_files_are_released_before_exit() {
             "--runtime",
             "1",
             "--directory",
-            d(&m.0),
+            d(&m.path),
         ]);
-        let out = Sys::new("umount").arg(&m.0).output().unwrap();
+        let out = Sys::new("umount").arg(&m.path).output().unwrap();
         assert!(
             out.status.success(),
             "umount right after bench: {}",
@@ -1199,7 +1141,11 @@ fn io_uring_files_are_released_before_exit() {
 /// Run bench expecting exit 2; the last stderr line is the error (warnings
 /// may come first). Returns all of stderr.
 fn bench_fail(args: &[&str]) -> String {
-    let out = cmd().arg("bench").args(args).output().unwrap();
+    let out = support::innotune()
+        .arg("bench")
+        .args(args)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(2), "{args:?} should fail: {err}");
     let last = err.trim_end().lines().last().unwrap_or("");
@@ -1230,7 +1176,7 @@ fn forged_manifest_and_planted_symlink_are_refused() {
         std::fs::write(t.path().join("notes.txt"), "mine").unwrap();
         let manifest =
             r#"{{"tool":"innotune bench","files":{{"innotune-read.0":1048576,"notes.txt":4}}}}"#;
-        host_support::sh_as_nobody(&format!(
+        support::sh_as_nobody(&format!(
             "cd '{}' && printf '%s' '{manifest}' > .innotune-bench && ln -s '{}' innotune-read.0",
             t.path().display(),
             target.display()
@@ -1252,7 +1198,7 @@ fn forged_manifest_and_planted_symlink_are_refused() {
             "{e}"
         );
         assert_eq!(std::fs::read(&target).unwrap(), bytes, "mode {mode:o}");
-        let out = cmd()
+        let out = support::innotune()
             .args(["bench", "--cleanup", "--directory", d(t.path())])
             .output()
             .unwrap();
@@ -1279,7 +1225,7 @@ fn cleanup_removes_only_verified_bench_files() {
         r#"{"tool":"innotune bench","files":{"innotune-read.0":1048576,"notes.txt":4}}"#,
     )
     .unwrap();
-    let out = cmd()
+    let out = support::innotune()
         .args([
             "--format",
             "json",
@@ -1333,7 +1279,7 @@ fn a_replaced_file_is_not_innotunes() {
 
 /// A process named `mariadbd` with `--datadir=D` stands in for a running
 /// server (the same /proc facts probe reads). Killed with its group on drop.
-struct FakeServer(std::process::Child, #[allow(dead_code)] tempfile::TempDir);
+struct FakeServer(support::Spawned, #[allow(dead_code)] tempfile::TempDir);
 impl FakeServer {
     fn start(datadir: &Path) -> FakeServer {
         use std::os::unix::process::CommandExt;
@@ -1344,10 +1290,9 @@ impl FakeServer {
             .args(["-c", "sleep 120; :", "mariadbd"])
             .arg(format!("--datadir={}", datadir.display()))
             .process_group(0)
-            .spawn()
-            .unwrap();
+            .start();
         let pid = child.id();
-        wait_for("the fake server to exec", || {
+        support::wait_for("the fake server to exec", Duration::from_secs(60), || {
             std::fs::read_to_string(format!("/proc/{pid}/comm"))
                 .is_ok_and(|c| c.trim() == "mariadbd")
         });
@@ -1441,12 +1386,15 @@ fn bad_values_are_one_line_naming_the_option() {
 /// (stderr, and the JSON envelope's `warnings`).
 #[test]
 fn tmpfs_results_are_flagged_as_ram_speed() {
-    let m = mount("tmpfs", "size=16m");
-    let out = cmd()
+    if !support::live() {
+        return;
+    }
+    let m = Mount::fs("tmpfs", "size=16m");
+    let out = support::innotune()
         .args([
             "--format", "json", "bench", "--rw", "randread", "--size", "4m",
         ])
-        .args(["--io_size", "64k", "--direct=1", "--directory", d(&m.0)])
+        .args(["--io_size", "64k", "--direct=1", "--directory", d(&m.path)])
         .output()
         .unwrap();
     assert!(

@@ -8,10 +8,11 @@
 //!
 //! Live (`INNOTUNE_LIVE_TESTS=1`, root): it mounts and attaches for real.
 
-mod host_support;
+mod support;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+use support::{spawn, sys, WAIT};
 
 const LIB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/lib.sh");
 
@@ -49,34 +50,32 @@ fn snapshot() -> Before {
 }
 
 fn attached(loop_dev: &str) -> bool {
-    let out = Command::new("losetup")
-        .args(["-n", "-O", "NAME", "-l"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
+    support::sh("losetup", &["-n", "-O", "NAME", "-l"])
         .lines()
         .any(|l| l.trim() == loop_dev)
 }
 
 /// Runs the script to READY, lets it end its way, and checks the host.
-fn dies_clean(ending: &str, signal: Option<&str>) {
-    use std::io::{BufRead, BufReader};
+/// The script starts with default signal handling and every wait on it
+/// has a deadline: run from a background shell (SIGINT ignored), the INT
+/// case used to wait forever on a script that ignored the signal.
+fn dies_clean(ending: &str, signal: Option<libc::c_int>) {
     let before = snapshot();
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(script(ending))
-        // The script checks that lib.sh puts innotune's state in WORK.
-        .env_remove("INNOTUNE_STATE_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(
+        sys("bash")
+            .arg("-c")
+            .arg(script(ending))
+            // The script checks that lib.sh puts innotune's state in WORK.
+            .env_remove("INNOTUNE_STATE_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     // Held open until the script has ended, so a `read` in ENDING blocks.
     let stdin = child.stdin.take();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().expect("the stack line").unwrap();
-    let ready = lines.next().expect("READY").unwrap();
+    let lines = child.stdout_lines();
+    let first = lines.next_within(WAIT).expect("the stack line");
+    let ready = lines.next_within(WAIT).expect("READY");
     assert_eq!(ready, "READY");
     let parts: Vec<String> = first.split(' ').map(str::to_string).collect();
     let (work, loop_dev, mnt) = (&parts[0], &parts[1], &parts[2]);
@@ -88,14 +87,9 @@ fn dies_clean(ending: &str, signal: Option<&str>) {
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
     assert!(mounts.contains(mnt.as_str()), "{mnt} mounted");
     if let Some(sig) = signal {
-        let ok = Command::new("kill")
-            .args([&format!("-{sig}"), &child.id().to_string()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "kill -{sig}");
+        child.signal(sig);
     }
-    let out = child.wait_with_output().unwrap();
+    let out = child.output_within(WAIT);
     drop(stdin);
     assert!(!out.status.success(), "the script was meant to fail");
     assert!(!attached(loop_dev), "{loop_dev} left attached");
@@ -114,15 +108,15 @@ fn dies_clean(ending: &str, signal: Option<&str>) {
 /// compares the whole mount table, which a concurrent case would disturb.
 #[test]
 fn every_way_of_dying_undoes_the_whole_stack() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     // A failed command under `set -e`.
     dies_clean("false", None);
     // Signals, while the script waits on its stdin, which the test holds
     // open until the script has ended: no sleep, READY is the cue.
-    dies_clean("read -r _", Some("INT"));
-    dies_clean("read -r _", Some("TERM"));
+    dies_clean("read -r _", Some(libc::SIGINT));
+    dies_clean("read -r _", Some(libc::SIGTERM));
     // Undos registered last (so run first) that fail: the loop device,
     // mounts, pages and directory must still go.
     dies_clean(

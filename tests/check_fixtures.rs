@@ -3,25 +3,14 @@
 //! planted problem found with its value, nothing on the clean host, the
 //! same advice twice, and apply → check → restore on a copy of a tree.
 
-use assert_cmd::Command;
+mod support;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/hosts")
-        .join(name)
-}
-
-fn bin(state: &Path) -> Command {
-    let mut c = Command::cargo_bin("innotune").unwrap();
-    c.env("INNOTUNE_STATE_DIR", state);
-    c
-}
-
 /// (exit code, `result` of the JSON document).
 fn check(root: &Path, state: &Path, extra: &[&str]) -> (i32, Value) {
-    let out = bin(state)
+    let out = support::innotune_in(state)
         .arg("--root")
         .arg(root)
         .args(["check", "/var/lib/mysql", "--format", "json"])
@@ -63,7 +52,7 @@ fn t(a: &str, b: &str, c: &str, d: &str) -> (String, String, String, String) {
 #[test]
 fn clean_host_has_no_findings() {
     let st = tempfile::tempdir().unwrap();
-    let (code, r) = check(&fixture("check-clean"), st.path(), &[]);
+    let (code, r) = check(&support::fixture_host("check-clean"), st.path(), &[]);
     assert_eq!(findings(&r), vec![], "{r:#}");
     assert_eq!(code, 0);
     // The server rules say why they did not run.
@@ -77,7 +66,7 @@ fn clean_host_has_no_findings() {
 #[test]
 fn planted_problems_are_found_with_their_values() {
     let st = tempfile::tempdir().unwrap();
-    let (code, r) = check(&fixture("check-planted"), st.path(), &[]);
+    let (code, r) = check(&support::fixture_host("check-planted"), st.path(), &[]);
     let mut got = findings(&r);
     got.sort();
     let mut want = vec![
@@ -133,7 +122,7 @@ fn planted_problems_are_found_with_their_values() {
 #[test]
 fn an_unpersisted_scheduler_is_found() {
     let st = tempfile::tempdir().unwrap();
-    let (code, r) = check(&fixture("check-unpersisted"), st.path(), &[]);
+    let (code, r) = check(&support::fixture_host("check-unpersisted"), st.path(), &[]);
     assert_eq!(
         findings(&r),
         vec![t(
@@ -149,10 +138,14 @@ fn an_unpersisted_scheduler_is_found() {
 #[test]
 fn same_state_same_advice_and_only_filters_layers() {
     let st = tempfile::tempdir().unwrap();
-    let (_, a) = check(&fixture("check-planted"), st.path(), &[]);
-    let (_, b) = check(&fixture("check-planted"), st.path(), &[]);
+    let (_, a) = check(&support::fixture_host("check-planted"), st.path(), &[]);
+    let (_, b) = check(&support::fixture_host("check-planted"), st.path(), &[]);
     assert_eq!(a["findings"], b["findings"]);
-    let (_, s) = check(&fixture("check-planted"), st.path(), &["--only", "storage"]);
+    let (_, s) = check(
+        &support::fixture_host("check-planted"),
+        st.path(),
+        &["--only", "storage"],
+    );
     let ids: Vec<String> = findings(&s).into_iter().map(|f| f.0).collect();
     assert_eq!(ids, vec!["storage.scheduler", "storage.scheduler.cmdline"]);
 }
@@ -160,9 +153,9 @@ fn same_state_same_advice_and_only_filters_layers() {
 #[test]
 fn markdown_groups_findings_by_layer() {
     let st = tempfile::tempdir().unwrap();
-    let out = bin(st.path())
+    let out = support::innotune_in(st.path())
         .arg("--root")
-        .arg(fixture("check-planted"))
+        .arg(support::fixture_host("check-planted"))
         .args(["check", "/var/lib/mysql", "--format", "markdown"])
         .output()
         .unwrap();
@@ -178,7 +171,7 @@ fn emit_writes_every_persistent_form() {
     let st = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let (_, r) = check(
-        &fixture("check-planted"),
+        &support::fixture_host("check-planted"),
         st.path(),
         &["--emit", out.path().to_str().unwrap()],
     );
@@ -241,9 +234,9 @@ fn apply_then_check_then_restore_on_a_tree() {
     let st = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let root = work.path().join("host");
-    copy_tree(&fixture("check-planted"), &root);
+    copy_tree(&support::fixture_host("check-planted"), &root);
     let apply = |extra: &[&str]| {
-        bin(st.path())
+        support::innotune_in(st.path())
             .arg("--root")
             .arg(&root)
             .args(["apply", "/var/lib/mysql", "--format", "json"])
@@ -314,7 +307,7 @@ fn apply_then_check_then_restore_on_a_tree() {
         .unwrap()
         .contains("innotune-limits.conf"));
 
-    let out = bin(st.path())
+    let out = support::innotune_in(st.path())
         .args(["restore", "--format", "json"])
         .output()
         .unwrap();
@@ -339,7 +332,7 @@ fn apply_then_check_then_restore_on_a_tree() {
     // Everything /etc held before is as it was.
     let diff = std::process::Command::new("diff")
         .args(["-r", "--no-dereference"])
-        .arg(fixture("check-planted").join("etc"))
+        .arg(support::fixture_host("check-planted").join("etc"))
         .arg(root.join("etc"))
         .output()
         .unwrap();
@@ -353,7 +346,7 @@ fn apply_then_check_then_restore_on_a_tree() {
 #[test]
 fn committed_trees_are_what_the_generator_makes() {
     let t = tempfile::tempdir().unwrap();
-    let dir = fixture("");
+    let dir = support::fixture_host("");
     let st = std::process::Command::new("python3")
         .arg(dir.join("make-check-fixtures.py"))
         .arg(t.path())
@@ -395,7 +388,7 @@ fn a_significant_sweep_result_overrides_the_class_rule() {
     )
     .unwrap();
     let (code, r) = check(
-        &fixture("check-unpersisted"),
+        &support::fixture_host("check-unpersisted"),
         st.path(),
         &["--results", f.to_str().unwrap()],
     );
@@ -412,7 +405,7 @@ fn a_significant_sweep_result_overrides_the_class_rule() {
     assert_eq!(code, 1);
     // A sweep of devices not under the path is set aside, with a note.
     let (_, r) = check(
-        &fixture("check-clean"),
+        &support::fixture_host("check-clean"),
         st.path(),
         &["--results", f.to_str().unwrap()],
     );
@@ -429,11 +422,11 @@ fn without_udev_a_systemd_unit_is_installed_and_enabled() {
     let st = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let root = work.path().join("host");
-    copy_tree(&fixture("check-planted"), &root);
+    copy_tree(&support::fixture_host("check-planted"), &root);
     std::fs::remove_dir_all(root.join("etc/udev")).unwrap();
     std::fs::remove_dir_all(root.join("lib/udev")).unwrap();
     let run = |args: &[&str]| {
-        bin(st.path())
+        support::innotune_in(st.path())
             .arg("--root")
             .arg(&root)
             .args(args)
@@ -472,5 +465,59 @@ fn without_udev_a_systemd_unit_is_installed_and_enabled() {
     assert_eq!(
         std::fs::read_to_string(root.join("sys/block/nvme1n1/queue/scheduler")).unwrap(),
         "bfq"
+    );
+}
+
+/// Issue 39, item 1, for `check --emit DIR`: a FIFO, a device-like node or
+/// a symbolic link where an emitted file goes is refused in one line (exit
+/// 2) and left as it was; the files are written on a clean directory.
+#[test]
+fn emit_never_replaces_anything_but_a_regular_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let emit = |dir: &Path| {
+        bin(state.path())
+            .arg("--root")
+            .arg(fixture("check-planted"))
+            .args(["check", "/var/lib/mysql", "--emit"])
+            .arg(dir)
+            .output()
+            .unwrap()
+    };
+    let clean = work.path().join("clean");
+    assert_eq!(emit(&clean).status.code(), Some(1));
+    let sysctl = Path::new("etc/sysctl.d/99-innotune.conf");
+    assert!(clean.join(sysctl).is_file());
+
+    let planted = work.path().join("planted");
+    let fifo = planted.join(sysctl);
+    std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let o = emit(&planted);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("a FIFO, not a regular file"), "{err}");
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+
+    std::fs::remove_file(&fifo).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", &fifo).unwrap();
+    let o = emit(&planted);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a symbolic link"));
+    assert_eq!(
+        std::fs::read_link(&fifo).unwrap(),
+        Path::new("/etc/hostname")
     );
 }

@@ -7,11 +7,13 @@
 //! includes) → apply --check exits 0 → restore puts every value back and
 //! removes the drop-in. Never touches the server at 3306.
 
-use innotune::sandbox::{Profile, Sandbox, SandboxOpts};
-use mysql::prelude::Queryable;
+mod support;
+use support::Start as _;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
+use support::TestServer;
 
 const PLANTED: &str = "innodb_buffer_pool_chunk_size = 64M
 innodb_buffer_pool_size = 200M
@@ -21,48 +23,12 @@ innodb_flush_log_at_trx_commit = 0
 innodb_log_file_size = 8M
 ";
 
-struct Srv {
-    sb: Sandbox,
-    _parent: tempfile::TempDir,
-}
-
-fn planted_server() -> Srv {
-    let parent = tempfile::Builder::new()
-        .prefix("itchk")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let prof = parent.path().join("planted.cnf");
-    std::fs::write(&prof, PLANTED).unwrap();
-    let mut o = SandboxOpts::new(parent.path().join("sb"));
-    o.profile = Profile::parse(prof.to_str().unwrap()).unwrap();
-    let sb = Sandbox::start(o).unwrap_or_else(|e| panic!("sandbox: {e:#}"));
-    Srv {
-        sb,
-        _parent: parent,
-    }
-}
-
-impl Srv {
-    fn sock(&self) -> Vec<String> {
-        vec![
-            "--socket".into(),
-            self.sb.socket().display().to_string(),
-            "--user".into(),
-            "root".into(),
-            "--no-defaults".into(),
-        ]
-    }
-    fn var(&self, name: &str) -> String {
-        let mut c = self.sb.conn_spec().connect().unwrap();
-        let r: Option<(String, String)> = c
-            .query_first(format!("SHOW GLOBAL VARIABLES LIKE '{name}'"))
-            .unwrap();
-        r.unwrap().1
-    }
+fn planted_server() -> TestServer {
+    TestServer::with_profile(PLANTED)
 }
 
 fn innotune(state: &std::path::Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_innotune"));
+    let mut c = support::innotune_sys();
     c.env("INNOTUNE_STATE_DIR", state);
     c
 }
@@ -80,7 +46,7 @@ fn finding<'a>(r: &'a Value, id: &str, subject: &str) -> &'a Value {
 fn planted_server_mistakes_are_found_and_applied_and_restored() {
     let srv = planted_server();
     let state = tempfile::tempdir().unwrap();
-    let sock = srv.sock();
+    let sock = srv.sock_args();
     let oltp = |cmd: &str, extra: &[&str]| {
         let mut c = innotune(state.path());
         c.args(["oltp", "oltp_write_only", cmd])
@@ -102,8 +68,7 @@ fn planted_server_mistakes_are_found_and_applied_and_restored() {
     )
     .stdout(Stdio::piped())
     .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
+    .start();
     let mut out = BufReader::new(load.stdout.take().unwrap());
     let mut line = String::new();
     loop {
@@ -131,7 +96,7 @@ fn planted_server_mistakes_are_found_and_applied_and_restored() {
         .output()
         .unwrap();
     let _ = load.kill();
-    let _ = load.wait();
+    load.wait_within(support::WAIT);
     let _ = drain.join();
     assert_eq!(
         c.status.code(),

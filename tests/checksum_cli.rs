@@ -2,7 +2,9 @@
 //! read-only fixtures written by MySQL 5.0–8.4, and copies with planted
 //! corruptions.
 
-use assert_cmd::Command;
+mod support;
+use support::Start as _;
+
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,17 +14,13 @@ const FIXTURES: &str = "/work/shared/fixtures/mysql-tablespaces";
 const CRC32_FILE: &str = "sakila/8.0/sakila/film.ibd";
 const PS: usize = 16384;
 
-fn bin() -> Command {
-    Command::cargo_bin("innotune").unwrap()
-}
-
 fn fixture(rel: &str) -> PathBuf {
     Path::new(FIXTURES).join(rel)
 }
 
 /// Run `checksum --format json ARGS`, returning (exit code, result object, stderr).
 fn json(args: &[&str]) -> (i32, Value, String) {
-    let out = bin()
+    let out = support::innotune()
         .args(["--format", "json", "checksum"])
         .args(args)
         .output()
@@ -143,7 +141,7 @@ fn bit_flip_is_found_with_stored_and_computed() {
     assert_eq!(b["algorithm"], "crc32");
     assert_ne!(b["stored"], b["computed"]);
     // Text output names page, check and values, and exits 1.
-    let out = bin()
+    let out = support::innotune()
         .args(["checksum", f.to_str().unwrap()])
         .output()
         .unwrap();
@@ -246,7 +244,7 @@ fn one_bad_file_among_several_keeps_the_others() {
     assert!(files[0].get("error").is_none());
     assert_eq!(r["totals"]["files_with_errors"], 1);
     // Text: the table, an error line for the bad file, and the verdict.
-    let out = bin()
+    let out = support::innotune()
         .args(["checksum", good.to_str().unwrap(), trunc.to_str().unwrap()])
         .output()
         .unwrap();
@@ -279,7 +277,7 @@ fn an_unreadable_file_among_several_keeps_the_others() {
     }
     let out = std::process::Command::new("runuser")
         .args(["-u", "nobody", "--"])
-        .arg(assert_cmd::cargo::cargo_bin("innotune"))
+        .arg(support::bin::INNOTUNE)
         .args(["--format", "json", "checksum"])
         .args([&a, &hidden, &b])
         .env("INNOTUNE_STATE_DIR", dir.path())
@@ -335,13 +333,12 @@ fn fifos_and_symlinks_are_refused_or_followed() {
     // SAFETY: valid path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
     let run = |args: &[&str]| {
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("innotune"))
+        let mut child = support::innotune_sys()
             .args(["--format", "json", "checksum"])
             .args(args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+            .start();
         // A hang is the bug: give it a generous bound, then kill it.
         let t0 = std::time::Instant::now();
         while child.try_wait().unwrap().is_none() {
@@ -351,7 +348,7 @@ fn fifos_and_symlinks_are_refused_or_followed() {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        child.wait_with_output().unwrap()
+        child.output_within(support::WAIT)
     };
     let out = run(&[fifo.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -430,7 +427,7 @@ fn a_text_file_is_not_an_innodb_tablespace() {
 
 #[test]
 fn missing_file_and_empty_directory_are_exit_2() {
-    let out = bin()
+    let out = support::innotune()
         .args(["checksum", "/nonexistent/x.ibd"])
         .output()
         .unwrap();
@@ -441,7 +438,7 @@ fn missing_file_and_empty_directory_are_exit_2() {
         "{err}"
     );
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
+    let out = support::innotune()
         .args(["checksum", dir.path().to_str().unwrap()])
         .output()
         .unwrap();
@@ -558,12 +555,11 @@ fn live_file_mismatch_is_reread_before_reporting() {
     // Readiness: the warning line (before the scan), then the process's own
     // read counter past the whole file (the scan has read the bad page and
     // is in its 5 x 50 ms re-read window), then the good page is written.
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("innotune"))
+    let mut child = support::innotune_sys()
         .args(["--format", "json", "checksum", f.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     use std::io::BufRead;
@@ -589,7 +585,7 @@ fn live_file_mismatch_is_reread_before_reporting() {
         let w = fs::OpenOptions::new().write(true).open(&f).unwrap();
         w.write_all_at(&good, 8 * PS as u64).unwrap();
     }
-    let out = child.wait_with_output().unwrap();
+    let out = child.output_within(support::WAIT);
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = &r["result"];
     assert_eq!(out.status.code(), Some(0), "{r}");
@@ -611,7 +607,7 @@ fn server_holding_the_file_is_detected_from_proc() {
     fs::write(root.path().join("proc/4242/comm"), "mariadbd\n").unwrap();
     // The kernel shows host-absolute targets; the host reader re-roots them.
     std::os::unix::fs::symlink("/var/lib/mysql/db/film.ibd", proc_fd.join("17")).unwrap();
-    let out = bin()
+    let out = support::innotune()
         .args([
             "--root",
             root.path().to_str().unwrap(),

@@ -8,7 +8,8 @@
 //! page 0 included) extended with crc32 pages written here, so every page
 //! but the planted ones verifies.
 
-use assert_cmd::Command;
+mod support;
+
 use innotune::checksum::algo;
 use serde_json::Value;
 use std::fs;
@@ -66,8 +67,7 @@ fn big_tablespace(dir: &Path) -> std::path::PathBuf {
 
 /// `checksum --format json ARGS` with `env`: (exit code, result).
 fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, Value) {
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .args(["--format", "json", "checksum"])
         .args(args)
         .envs(env.iter().copied())

@@ -2,17 +2,20 @@
 //! full_crc32 and crc32 format: innotune and MariaDB's own `innochecksum`
 //! must agree page by page, clean and with planted corruptions.
 //!
-//! The server runs `--bootstrap` on a private datadir with networking off:
-//! no socket, no port, it exits when the script ends (files flushed). The
-//! 3306 server is never touched.
+//! The server is a throwaway sandbox (support::TestServer) with the
+//! checksum algorithm, page size and encryption under test, shut down
+//! cleanly (files flushed) before the files are read. The 3306 server is
+//! never touched.
 
-use assert_cmd::Command;
+mod support;
+
+use innotune::sandbox::Profile;
+use mysql::prelude::Queryable;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use support::TestServer;
 
 /// ROW_FORMAT=COMPRESSED needs a 16K page size, so it is only made there.
 const SQL_ZIP: &str = "
@@ -32,95 +35,60 @@ CREATE TABLE e (id INT PRIMARY KEY, v VARCHAR(200)) ENGINE=InnoDB ENCRYPTED=YES;
 INSERT INTO e SELECT seq, REPEAT('q', 150) FROM seq_1_to_3000;
 ";
 
-/// Kills the bootstrap server if a test fails while it runs.
-struct Server(Option<Child>);
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(c) = self.0.as_mut() {
-            if let Ok(None) = c.try_wait() {
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-        }
-    }
-}
-
 fn tools_present() -> bool {
     ["mariadb-install-db", "mariadbd", "innochecksum"]
         .iter()
         .all(|t| which::which(t).is_ok() || Path::new("/usr/sbin").join(t).exists())
 }
 
-fn mariadbd() -> PathBuf {
-    which::which("mariadbd").unwrap_or_else(|_| PathBuf::from("/usr/sbin/mariadbd"))
-}
-
 /// A datadir with tables a (plain), z (ROW_FORMAT=COMPRESSED), pc
-/// (PAGE_COMPRESSED), e (ENCRYPTED, key from a throwaway key file).
+/// (PAGE_COMPRESSED), e (ENCRYPTED, key from a throwaway key file), made by
+/// a sandbox server that is then shut down cleanly (files flushed); moved
+/// to `dir/data`.
 fn make_datadir(dir: &Path, algo: &str, page_size: usize) -> PathBuf {
-    let d = dir.join("data");
     let keys = dir.join("keys.txt");
     fs::write(&keys, format!("1;{}\n", "ab".repeat(32))).unwrap();
-    let common = [
-        "--no-defaults".to_string(),
-        format!("--datadir={}", d.display()),
-        "--user=root".into(),
-        format!("--innodb-checksum-algorithm={algo}"),
-        "--innodb-log-file-size=8M".into(),
-        "--innodb-buffer-pool-size=32M".into(),
-        "--plugin-load-add=file_key_management".into(),
-        format!("--file-key-management-filename={}", keys.display()),
-        format!("--innodb-page-size={page_size}"),
-        // Private temp dir: parallel installs must not share /tmp temp tables.
-        format!("--tmpdir={}", dir.display()),
-        // A two-file system tablespace: ibdata2 continues ibdata1's numbering.
-        format!(
-            "--innodb-data-file-path=ibdata1:{}M;ibdata2:{}M:autoextend",
-            page_size * 1024 / 1_048_576 * 12 / 16,
-            page_size * 1024 / 1_048_576 * 12 / 16
+    // A two-file system tablespace: ibdata2 continues ibdata1's numbering.
+    let ibdata_mb = page_size * 1024 / 1_048_576 * 12 / 16;
+    let vars = [
+        ("innodb_checksum_algorithm", algo.to_string()),
+        ("innodb_log_file_size", "8M".into()),
+        ("innodb_buffer_pool_size", "32M".into()),
+        ("plugin_load_add", "file_key_management".into()),
+        ("file_key_management_filename", keys.display().to_string()),
+        ("innodb_page_size", page_size.to_string()),
+        (
+            "innodb_data_file_path",
+            format!("ibdata1:{ibdata_mb}M;ibdata2:{ibdata_mb}M:autoextend"),
         ),
     ];
-    let st = std::process::Command::new("mariadb-install-db")
-        .args(&common)
-        .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    let child = std::process::Command::new(mariadbd())
-        .args(&common)
-        .args([
-            "--bootstrap",
-            "--skip-networking",
-            &format!("--log-error={}", dir.join("boot.err").display()),
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut srv = Server(Some(child));
-    let c = srv.0.as_mut().unwrap();
+    let TestServer { sb, parent } = TestServer::start(|o| {
+        // The datadir outlives the server: the test reads it afterwards.
+        o.keep = true;
+        for (k, v) in &vars {
+            o.profile = std::mem::replace(&mut o.profile, Profile::Default).with_var(k, v);
+        }
+    });
     let mut sql = SQL.to_string();
     if page_size == 16384 {
         sql.push_str(SQL_ZIP);
     }
-    c.stdin.take().unwrap().write_all(sql.as_bytes()).unwrap();
-    let st = c.wait().unwrap();
-    assert!(
-        st.success(),
-        "bootstrap failed: {}",
-        fs::read_to_string(dir.join("boot.err")).unwrap_or_default()
-    );
+    {
+        let mut c = sb.conn_spec().connect().unwrap();
+        for stmt in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+            c.query_drop(stmt).unwrap_or_else(|e| panic!("{stmt}: {e}"));
+        }
+    }
+    let dir_sb = sb.dir().to_path_buf();
+    sb.stop().unwrap_or_else(|e| panic!("sandbox stop: {e:#}"));
+    let d = dir.join("data");
+    fs::rename(dir_sb.join("data"), &d).unwrap();
+    drop(parent);
     d
 }
 
 fn innotune(args: &[&str]) -> (i32, Value) {
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .args(["--format", "json", "checksum"])
         .args(args)
         .output()

@@ -11,17 +11,17 @@
 //! those option files are read from a replayed host tree (`--root`), so
 //! the host's own /etc and its server at 3306 are never touched.
 
-mod host_support;
-use host_support::sh_as_nobody;
+mod support;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::sh_as_nobody;
 
 const NOBODY: u32 = 65534;
 
 fn innotune(state: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_innotune"));
+    let mut c = support::innotune_sys();
     c.env("INNOTUNE_STATE_DIR", state).env("NO_COLOR", "1");
     c
 }
@@ -30,7 +30,7 @@ fn innotune(state: &Path) -> Command {
 fn as_nobody(state: &Path, args: &[&str]) -> Output {
     Command::new("runuser")
         .args(["-u", "nobody", "--"])
-        .arg(env!("CARGO_BIN_EXE_innotune"))
+        .arg(support::bin::INNOTUNE)
         .args(args)
         .env("INNOTUNE_STATE_DIR", state)
         .output()
@@ -159,7 +159,7 @@ fn sweep_args(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_datadir_of_a_server_nobody_runs_is_refused_to_root() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let srv = NobodyServer::start();
@@ -255,7 +255,7 @@ fn a_datadir_of_a_server_nobody_runs_is_refused_to_root() {
 /// sweep all the same, naming the option file and line.
 #[test]
 fn a_datadir_named_in_the_option_files_is_refused() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let owner = nobody_dir("itddopt");

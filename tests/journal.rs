@@ -8,11 +8,14 @@
 //! with `--root`). The server-variable change runs against a throwaway
 //! sandbox server, never the one at 3306.
 
+mod support;
+use support::Start as _;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 /// A generated check-planted host tree (the committed one has lost its
 /// symlinks in some checkouts; the generator is the source of truth).
@@ -74,7 +77,7 @@ fn diff(a: &BTreeMap<PathBuf, Vec<u8>>, b: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<S
 }
 
 fn innotune(state: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_innotune"));
+    let mut c = support::innotune_sys();
     c.env("INNOTUNE_STATE_DIR", state).env("NO_COLOR", "1");
     c
 }
@@ -113,7 +116,7 @@ fn outcomes(v: &Value) -> BTreeMap<String, String> {
 
 /// `innotune apply --yes` on `root`, pausing (until killed) after `n`
 /// changes: a real innotune process that holds the journal.
-fn apply_paused(state: &Path, root: &Path, n: usize) -> Child {
+fn apply_paused(state: &Path, root: &Path, n: usize) -> support::Spawned {
     innotune(state)
         .env("INNOTUNE_APPLY_PAUSE_AFTER", n.to_string())
         .arg("--root")
@@ -121,12 +124,11 @@ fn apply_paused(state: &Path, root: &Path, n: usize) -> Child {
         .args(["apply", "/var/lib/mysql", "--yes"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        .start()
 }
 
 /// Read `child`'s stderr until the pause line; false if it ended first.
-fn wait_paused(child: &mut Child) -> (bool, String) {
+fn wait_paused(child: &mut support::Spawned) -> (bool, String) {
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut all = String::new();
     let mut line = String::new();
@@ -198,7 +200,7 @@ fn sigkill_mid_apply_then_restore_returns_every_value_and_keeps_an_edited_file()
         "the run changed the tree"
     );
     child.kill().unwrap(); // SIGKILL: no destructor, no signal handler
-    child.wait().unwrap();
+    child.wait_within(support::WAIT);
     let jp = state.path().join("journal.json");
     assert!(jp.exists(), "a SIGKILLed run leaves its journal");
     {
@@ -283,7 +285,7 @@ fn a_second_concurrent_run_is_always_refused() {
             apply_paused(state.path(), &root, 1),
         ];
         let (tx, rx) = std::sync::mpsc::channel();
-        let mut kids: Vec<Child> = kids.into_iter().collect();
+        let mut kids: Vec<support::Spawned> = kids.into_iter().collect();
         for (k, c) in kids.iter_mut().enumerate() {
             let err = c.stderr.take().unwrap();
             let tx = tx.clone();
@@ -317,7 +319,7 @@ fn a_second_concurrent_run_is_always_refused() {
         }
         let (l, text) = loser.unwrap();
         let w = winner.unwrap();
-        let status = kids[l].wait().unwrap();
+        let status = kids[l].wait_within(support::WAIT);
         assert_eq!(status.code(), Some(2), "iteration {i}: {text}");
         assert_eq!(text.lines().count(), 1, "iteration {i}: one line: {text}");
         assert!(
@@ -325,7 +327,7 @@ fn a_second_concurrent_run_is_always_refused() {
             "iteration {i}: {text}"
         );
         kids[w].kill().unwrap();
-        kids[w].wait().unwrap();
+        kids[w].wait_within(support::WAIT);
         let (code, v, err) = restore(state.path(), &[]);
         assert_eq!(code, 0, "iteration {i}: {v:#} {err}");
     }
@@ -494,10 +496,10 @@ fn child_holding_every_kind() {
     // Real paths on the live root: a work directory and a server.
     let work = p("work");
     std::fs::create_dir(&work).unwrap();
-    g.track_created(&work).unwrap();
+    g.apply(&live, Box::new(CreatedDir::adopt(&work))).unwrap();
     std::fs::write(work.join("data"), "x").unwrap();
     let sb = p("server_dir");
-    g.track_server(&sb).unwrap();
+    g.apply(&live, Box::new(ServerStarted::new(&sb))).unwrap();
     let mut cmd = Command::new("sleep");
     std::os::unix::process::CommandExt::arg0(
         &mut cmd,
@@ -506,8 +508,10 @@ fn child_holding_every_kind() {
     cmd.arg("600");
     // Never waited for: this process is SIGKILLed holding it, and restore
     // stops it.
+    let (server, spawned) = ServerStarted::spawn(&sb, cmd);
+    g.apply(&live, Box::new(server)).unwrap();
     #[allow(clippy::zombie_processes)]
-    let _server = g.spawn_server(&sb, &mut cmd).unwrap();
+    let _server = spawned.child().unwrap();
     let ep = innotune::check::facts::ServerEndpoint {
         socket: Some(v["socket"].as_str().unwrap().into()),
         host: None,
@@ -570,8 +574,7 @@ fn every_kind_killed_mid_run_then_restored() {
         .env("INNOTUNE_STATE_DIR", state.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     loop {
@@ -594,6 +597,8 @@ fn every_kind_killed_mid_run_then_restored() {
             "dir",
             "file",
             "file_edit",
+            // Journaled before initialising, and with its pid at spawn.
+            "server",
             "server",
             "server_variable",
             "sysctl",
@@ -614,10 +619,21 @@ fn every_kind_killed_mid_run_then_restored() {
         .unwrap() as u32;
     assert_eq!(var(), "1234");
     child.kill().unwrap();
-    child.wait().unwrap();
+    child.wait_within(support::WAIT);
 
     let (code, v, err) = restore(state.path(), &[]);
     assert_eq!(code, 0, "{v:#} {err}");
+    // The server entry with the pid stops it (undone first, the newer);
+    // the one journaled before it existed then finds it gone.
+    let mut servers: Vec<&str> = v["result"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "server")
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    servers.sort();
+    assert_eq!(servers, ["gone", "stopped"], "{v:#}");
     let oc = outcomes(&v);
     assert_eq!(oc.len(), 8, "{oc:#?}");
     for (k, o) in &oc {

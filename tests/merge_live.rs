@@ -3,12 +3,13 @@
 //! `innotune merge` adds their counts and takes percentiles from the merged
 //! histogram, which the test recomputes from the clients' own histograms.
 
-mod sandbox_support;
+mod support;
 use innotune::oltp::hist::percentile;
 use innotune::oltp::result::{ms_to_ns, HistogramJson};
-use sandbox_support::{bin, server};
 use serde_json::Value;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+use support::Start as _;
+use support::{innotune, server};
 
 fn hist(run: &Value) -> Vec<u64> {
     serde_json::from_value::<HistogramJson>(run["histogram"].clone())
@@ -24,7 +25,7 @@ fn two_clients_merge_into_sums_and_a_merged_histogram_p95() {
         .iter()
         .map(|x| x.to_string())
         .collect();
-    let o = bin()
+    let o = innotune()
         .args(["oltp", "oltp_read_write", "prepare"])
         .args(s.sock_args())
         .args(&common)
@@ -42,7 +43,7 @@ fn two_clients_merge_into_sums_and_a_merged_histogram_p95() {
     let mut kids = Vec::new();
     for (i, threads) in [(1, "2"), (2, "3")] {
         let out = dir.path().join(format!("client{i}.json"));
-        let child = Command::new(env!("CARGO_BIN_EXE_innotune"))
+        let child = support::innotune_sys()
             .args(["--format", "json", "--output"])
             .arg(&out)
             .args(["oltp", "oltp_read_write", "run", "--json-histogram"])
@@ -51,19 +52,18 @@ fn two_clients_merge_into_sums_and_a_merged_histogram_p95() {
             .args(s.sock_args())
             .args(&common)
             .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .start();
         kids.push((out, child));
     }
     let mut results = Vec::new();
     for (out, child) in kids {
-        let o = child.wait_with_output().unwrap();
+        let o = child.output_within(support::WAIT);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
         results.push((out, v));
     }
 
-    let m = bin()
+    let m = innotune()
         .args(["--format", "json", "merge"])
         .arg(&results[0].0)
         .arg(&results[1].0)
@@ -116,7 +116,7 @@ fn two_clients_merge_into_sums_and_a_merged_histogram_p95() {
     assert!((shares - 100.0).abs() < 1e-6, "{shares}");
 
     // Text: one merged table and the shares.
-    let t = bin()
+    let t = innotune()
         .arg("merge")
         .arg(&results[0].0)
         .arg(&results[1].0)
@@ -126,7 +126,7 @@ fn two_clients_merge_into_sums_and_a_merged_histogram_p95() {
     assert!(text.contains("Each client's share"), "{text}");
 
     // A start time already past is refused after the checks, before load.
-    let o = bin()
+    let o = innotune()
         .args([
             "oltp",
             "oltp_read_write",
@@ -153,7 +153,7 @@ fn merge_refuses_results_without_histograms_or_of_other_commands() {
     )
     .unwrap();
     let probe = dir.path().join("p.json");
-    let o = bin()
+    let o = innotune()
         .args(["--format", "json", "--output"])
         .arg(&probe)
         .args(["probe", "/"])
@@ -164,7 +164,7 @@ fn merge_refuses_results_without_histograms_or_of_other_commands() {
         (&no_hist, &no_hist, "--json-histogram"),
         (&probe, &no_hist, "not an oltp run result"),
     ] {
-        let o = bin().arg("merge").arg(a).arg(b).output().unwrap();
+        let o = innotune().arg("merge").arg(a).arg(b).output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");

@@ -8,6 +8,9 @@
 //! Every test uses a private INNOTUNE_STATE_DIR and committed or generated
 //! host trees replayed with `--root`; nothing here touches the live host.
 
+mod support;
+use support::Start as _;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -25,7 +28,7 @@ fn hosts(name: &str) -> PathBuf {
 }
 
 fn innotune(state: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_innotune"));
+    let mut c = support::innotune_sys();
     c.env("INNOTUNE_STATE_DIR", state).env("NO_COLOR", "1");
     c
 }
@@ -91,11 +94,10 @@ fn promtool_accepts(text: &str) {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     use std::io::Write;
     c.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let o = c.wait_with_output().unwrap();
+    let o = c.output_within(support::WAIT);
     assert!(
         o.status.success() && o.stdout.is_empty() && o.stderr.is_empty(),
         "promtool check metrics: {}{}\n{text}",
@@ -336,8 +338,7 @@ fn an_interrupted_run_shows_as_a_pending_journal_until_restore() {
         .args(["apply", "/var/lib/mysql", "--yes"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     loop {
@@ -356,7 +357,7 @@ fn an_interrupted_run_shows_as_a_pending_journal_until_restore() {
     assert_eq!(s["innotune_journal_pending"], 0.0);
     assert!(s["innotune_journal_entries"] >= 1.0);
     child.kill().unwrap();
-    child.wait().unwrap();
+    child.wait_within(support::WAIT);
 
     let (_, text) = metrics_of(state.path(), &root, &[]);
     promtool_accepts(&text);
@@ -440,7 +441,7 @@ fn example_systemd_units_pass_systemd_analyze_verify() {
             !e.path().extension().is_some_and(|x| x == "service")
                 || text.contains("/usr/local/bin/innotune")
         );
-        let text = text.replace("/usr/local/bin/innotune", env!("CARGO_BIN_EXE_innotune"));
+        let text = text.replace("/usr/local/bin/innotune", support::bin::INNOTUNE);
         let p = tmp.path().join(e.file_name());
         std::fs::write(&p, text).unwrap();
         units.push(p);
@@ -466,4 +467,49 @@ fn which(name: &str) -> Result<PathBuf, ()> {
                 .find(|p| p.exists())
         })
         .ok_or(())
+}
+
+/// Issue 39, item 1, for `checksum --record`: a FIFO where the record goes
+/// is refused in one line (exit 2) and left a FIFO; nothing else is left
+/// in the record directory.
+#[test]
+fn a_record_never_replaces_anything_but_a_regular_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let state = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    copy_tree(Path::new(TABLESPACES), data.path());
+    let run = || {
+        innotune(state.path())
+            .args(["checksum", "--record"])
+            .arg(data.path())
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run().status.code(), Some(0));
+    let dir = state.path().join("checksum");
+    let records: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    let rec = &records[0];
+    std::fs::remove_file(rec).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        rec,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("a FIFO, not a regular file"), "{err}");
+    assert!(std::fs::symlink_metadata(rec)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
 }

@@ -1,9 +1,10 @@
 //! How `innotune oltp` finds credentials (option files, MYSQL_PWD, the
 //! command line) and that the password never shows in its output.
 
-mod sandbox_support;
+mod support;
 use mysql::prelude::Queryable;
-use sandbox_support::{bin, server, TestServer};
+use support::Start as _;
+use support::{innotune, server, TestServer};
 
 const PW: &str = "s3cr3t-Pw_9";
 
@@ -29,7 +30,7 @@ fn assert_clean(out: &std::process::Output) {
 
 /// A tiny run (cleanup of no tables) that proves we connected as `app`.
 fn cleanup_cmd(s: &TestServer) -> assert_cmd::Command {
-    let mut c = bin();
+    let mut c = innotune();
     c.args([
         "--format",
         "json",
@@ -121,7 +122,7 @@ fn option_file_env_and_command_line() {
     );
 
     // Text output is clean too.
-    let out = bin()
+    let out = innotune()
         .args(["oltp", "oltp_read_only", "cleanup", "--socket"])
         .arg(s.socket())
         .arg(format!("--defaults-file={}", cnf.display()))
@@ -146,7 +147,7 @@ fn wrong_password_and_no_server_are_one_line_errors() {
     assert!(!e.contains("not-the-password"));
 
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
+    let out = innotune()
         .args([
             "oltp",
             "oltp_read_write",
@@ -181,21 +182,20 @@ fn silent_port_times_out_and_password_leaves_cmdline() {
         ("--mysql-password=Sekr3t", "--mysql-password=xxxxxx"),
     ] {
         let t0 = Instant::now();
-        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("innotune"))
+        let child = support::innotune_sys()
             .args(["oltp", "oltp_read_only", "run", "--no-defaults", "--host"])
             .args(["127.0.0.1", "--port", &port.to_string(), "--user", "u", arg])
             .args(["--connect-timeout", "2"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+            .start();
         // Readiness: the process is connecting, so start-up is over.
         let (conn, _) = l.accept().unwrap();
         let cmdline = std::fs::read(format!("/proc/{}/cmdline", child.id())).unwrap();
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         assert!(!cmdline.contains("Sekr3t"), "{cmdline}");
         assert!(cmdline.contains(wiped), "{cmdline}");
-        let out = child.wait_with_output().unwrap();
+        let out = child.output_within(support::WAIT);
         let took = t0.elapsed();
         drop(conn);
         assert_eq!(out.status.code(), Some(2));
@@ -228,7 +228,7 @@ fn check_gives_up_on_a_silent_port_naming_it() {
     let port = l.local_addr().unwrap().port();
     let state = tempfile::tempdir().unwrap();
     let t0 = Instant::now();
-    let out = bin()
+    let out = innotune()
         .env("INNOTUNE_STATE_DIR", state.path())
         .args(["--format", "json", "check", "/var/tmp", "--no-defaults"])
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
@@ -264,7 +264,7 @@ fn password_after_a_space_is_never_echoed() {
         ],
         &["oltp", "oltp_read_only", "run", "-p", "Sekr3t"],
     ] {
-        let out = bin().args(args).output().unwrap();
+        let out = innotune().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let e = String::from_utf8_lossy(&out.stderr);
         assert!(!e.contains("Sekr3t"), "{args:?}: {e}");
@@ -288,14 +288,14 @@ fn password_after_a_space_is_never_echoed() {
             "/nonexistent/x",
         ],
     ] {
-        let out = bin().args(args).output().unwrap();
+        let out = innotune().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let e = String::from_utf8_lossy(&out.stderr);
         assert!(!e.contains("Sekr3t"), "{args:?}: {e}");
         assert!(e.contains("unexpected argument"), "{e}");
     }
     // A bad --connect-timeout is one line naming the option.
-    let out = bin()
+    let out = innotune()
         .args([
             "oltp",
             "oltp_read_only",
@@ -320,10 +320,10 @@ fn bare_p_prompts_on_the_terminal() {
         return;
     }
     let s = with_app_user();
-    let exe = assert_cmd::cargo::cargo_bin("innotune");
+    let exe = support::bin::INNOTUNE;
     let cmd = format!(
         "{} --format json oltp oltp_read_only cleanup --no-defaults --socket {} --user app -p",
-        exe.display(),
+        exe,
         s.socket().display()
     );
     let mut child = std::process::Command::new("script")
@@ -332,8 +332,7 @@ fn bare_p_prompts_on_the_terminal() {
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     // Type only once the prompt is there and the terminal's echo is off
     // (as a person would: the prompt precedes switching echo off by a
     // moment).
@@ -385,7 +384,7 @@ fn bare_p_prompts_on_the_terminal() {
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(format!("{PW}\n").as_bytes()).unwrap();
     }
-    let status = child.wait().unwrap();
+    let status = child.wait_within(support::WAIT);
     reader.join().unwrap();
     seen.extend(rx.try_iter().flatten());
     let text = String::from_utf8_lossy(&seen);

@@ -2,13 +2,14 @@
 //! data, per-transaction query counts as sysbench 1.0.20, the report
 //! layout, thread sweeps, server metrics, cleanup, error paths.
 
-mod sandbox_support;
+mod support;
 use mysql::prelude::Queryable;
-use sandbox_support::{bin, server, TestServer};
 use serde_json::Value;
+use support::Start as _;
+use support::{innotune, server, TestServer};
 
 fn oltp(s: &TestServer, workload: &str, cmd: &str, extra: &[&str]) -> std::process::Output {
-    bin()
+    innotune()
         .args(["oltp", workload, cmd])
         .args(s.sock_args())
         .args(extra)
@@ -26,7 +27,7 @@ fn ok(o: std::process::Output) -> String {
 }
 
 fn run_json(s: &TestServer, workload: &str, extra: &[&str]) -> Value {
-    let o = bin()
+    let o = innotune()
         .args(["--format", "json", "oltp", workload, "run"])
         .args(s.sock_args())
         .args(extra)
@@ -464,14 +465,13 @@ fn reconnects_after_killed_connections() {
         "prepare",
         &["--table-size", "1000"],
     ));
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("innotune"))
+    let child = support::innotune_sys()
         .args(["--format", "json", "oltp", "oltp_read_only", "run"])
         .args(s.sock_args())
         .args(["--table-size", "1000", "--threads", "2", "--time", "4"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     // Kill the workers' connections a few times while the run goes on.
     let mut c = s.conn();
     let mut killed = 0;
@@ -490,7 +490,7 @@ fn reconnects_after_killed_connections() {
         }
     }
     assert!(killed >= 1, "no worker connection seen");
-    let out = child.wait_with_output().unwrap();
+    let out = child.output_within(support::WAIT);
     let v: Value = serde_json::from_str(&ok(out)).unwrap();
     let r = &v["result"]["runs"][0];
     assert!(r["reconnects"].as_u64().unwrap() >= 1, "{r}");
@@ -625,7 +625,7 @@ fn stalled_server_ends_the_run_naming_it() {
         "prepare",
         &["--table-size", "1000"],
     ));
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("innotune"))
+    let mut child = support::innotune_sys()
         .args(["oltp", "oltp_read_only", "run"])
         .args(s.sock_args())
         .args(["--table-size", "1000", "--threads", "2", "--time", "2"])
@@ -639,8 +639,7 @@ fn stalled_server_ends_the_run_naming_it() {
         ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     // Readiness: the first interval line, so the workers are mid-run.
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
     loop {
@@ -653,7 +652,7 @@ fn stalled_server_ends_the_run_naming_it() {
     let _resume = Resume(pid);
     unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
     let t0 = Instant::now();
-    let out = child.wait_with_output().unwrap();
+    let out = child.output_within(support::WAIT);
     let took = t0.elapsed();
     assert_eq!(out.status.code(), Some(2));
     // The deadline is ~1 s away, then 2 s of grace; a status sample may

@@ -7,8 +7,10 @@
 //! (`restore --dry-run`, `trace --input`) must end with exit 0 or 2 and one
 //! error line, never a panic (exit 101).
 
-use innotune::db::optfile::{Groups, Options};
+mod support;
+
 use innotune::host::Host;
+use innotune::model::optfile::{Groups, Options};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
@@ -144,7 +146,7 @@ fn journals_never_panic_in_load_or_restore() {
     for bytes in samples.iter().take(12) {
         let state = tempfile::tempdir().unwrap();
         std::fs::write(state.path().join("journal.json"), bytes).unwrap();
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_innotune"))
+        let o = support::innotune_sys()
             .env("INNOTUNE_STATE_DIR", state.path())
             .args(["restore", "--dry-run"])
             .output()
@@ -206,7 +208,7 @@ fn saved_traces_never_panic() {
     for (i, bytes) in keep.iter().take(8).enumerate() {
         let p = t.path().join(format!("t{i}.trace"));
         std::fs::write(&p, bytes).unwrap();
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_innotune"))
+        let o = support::innotune_sys()
             .args(["--format", "json", "trace", "--input"])
             .arg(&p)
             .output()

@@ -4,50 +4,12 @@
 //! independently (stat of the backing file, sysfs directly), not copied from
 //! innotune's own code. Needs root, losetup, mkfs.ext4 and mount.
 
-mod host_support;
-use host_support::sh;
+mod support;
+use support::{sh, Lab, LabOpts, Mount};
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::Command as Sys;
-
-/// Unmounts and detaches on every exit path, panics included; the scratch
-/// directory (backing file, mount point) goes with the TempDir afterwards.
-struct LoopMount {
-    dev: Option<String>,
-    mnt: Option<PathBuf>,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for LoopMount {
-    fn drop(&mut self) {
-        if let Some(m) = self.mnt.take() {
-            host_support::umount_retry(&m);
-            // umount_retry looks the path up in /proc/self/mounts, where the
-            // kernel escapes spaces and newlines: a mount point named with
-            // them is still mounted here.
-            let still = Sys::new("mountpoint")
-                .arg("-q")
-                .arg(&m)
-                .status()
-                .is_ok_and(|s| s.success());
-            if still {
-                let ok = Sys::new("umount")
-                    .arg(&m)
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if !ok {
-                    let _ = Sys::new("umount").arg("-l").arg(&m).status();
-                }
-            }
-        }
-        if let Some(d) = self.dev.take() {
-            let _ = Sys::new("losetup").args(["-d", &d]).status();
-        }
-    }
-}
 
 /// Kernel name of the block device holding `p`, from stat's st_dev.
 fn device_of(p: &Path) -> String {
@@ -96,46 +58,19 @@ fn check_schedulers(d: &Value, line: &str) {
 
 #[test]
 fn probe_names_loop_backing_file_and_disk_under_it() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
-    let dir = tempfile::Builder::new()
-        .prefix("innotune-probe-live-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let img = dir.path().join("disk.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let mut g = LoopMount {
-        dev: None,
-        mnt: None,
-        dir,
-    };
-    let dev = sh(
-        "losetup",
-        &["--direct-io=on", "-f", "--show", img.to_str().unwrap()],
-    );
-    g.dev = Some(dev.clone());
-    sh("mkfs.ext4", &["-q", "-F", &dev]);
-    let mnt = g.dir.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
-    sh(
-        "mount",
-        &[
-            "-o",
-            "noatime,nobarrier,discard",
-            &dev,
-            mnt.to_str().unwrap(),
-        ],
-    );
-    g.mnt = Some(mnt.clone());
+    let g = Lab::new(LabOpts {
+        tag: "probe-live",
+        mount_opts: "noatime,nobarrier,discard",
+        ..LabOpts::default()
+    });
+    let (dev, mnt, img) = (g.dev.clone(), g.mnt.clone(), g.img.clone());
     let data = mnt.join("datadir");
     std::fs::create_dir(&data).unwrap();
 
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .args(["probe", "--format", "json"])
         .arg(&data)
         .output()
@@ -209,47 +144,19 @@ fn probe_names_loop_backing_file_and_disk_under_it() {
 }
 
 /// A fresh ext4 on a loop device (direct I/O), mounted at `dir/<mnt_name>`.
-fn loop_mount(mnt_name: &str) -> (LoopMount, String, PathBuf) {
-    let dir = tempfile::Builder::new()
-        .prefix("innotune-probe-live-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let img = dir.path().join("disk.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(32 << 20)
-        .unwrap();
-    let mut g = LoopMount {
-        dev: None,
-        mnt: None,
-        dir,
-    };
-    let dev = sh(
-        "losetup",
-        &["--direct-io=on", "-f", "--show", img.to_str().unwrap()],
-    );
-    g.dev = Some(dev.clone());
-    sh("mkfs.ext4", &["-q", "-F", &dev]);
-    let mnt = g.dir.path().join(mnt_name);
-    std::fs::create_dir(&mnt).unwrap();
-    let st = Sys::new("mount").arg(&dev).arg(&mnt).status().unwrap();
-    assert!(st.success());
-    g.mnt = Some(mnt.clone());
+fn loop_mount(mnt_name: &str) -> (Lab, String, PathBuf) {
+    let g = Lab::new(LabOpts {
+        tag: "probe-live",
+        size: 32 << 20,
+        mnt_name,
+        ..LabOpts::default()
+    });
+    let (dev, mnt) = (g.dev.clone(), g.mnt.clone());
     (g, dev, mnt)
 }
 
-/// Unmounts on drop (declared after the loop guard, so it goes first).
-struct Unmount(PathBuf);
-
-impl Drop for Unmount {
-    fn drop(&mut self) {
-        host_support::umount_retry(&self.0);
-    }
-}
-
 fn probe_out(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .arg("probe")
         .args(args)
         .output()
@@ -267,7 +174,7 @@ fn probe_out(args: &[&std::ffi::OsStr]) -> std::process::Output {
 /// raw; probe decodes the one, finds the mount, and prints neither raw.
 #[test]
 fn a_mount_point_with_a_newline_and_an_escape_is_found_and_shown_escaped() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let (g, dev, mnt) = loop_mount("db\nline \x1b[31mred");
@@ -292,7 +199,7 @@ fn a_mount_point_with_a_newline_and_an_escape_is_found_and_shown_escaped() {
 /// from the overlay to that loop device.
 #[test]
 fn an_overlay_is_walked_through_its_upperdir() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let (g, dev, mnt) = loop_mount("base");
@@ -306,13 +213,7 @@ fn an_overlay_is_walked_through_its_upperdir() {
         mnt.join("upper").display(),
         mnt.join("work").display()
     );
-    let st = Sys::new("mount")
-        .args(["-t", "overlay", "overlay", "-o", &opts])
-        .arg(&merged)
-        .status()
-        .unwrap();
-    assert!(st.success(), "mount -t overlay");
-    let _ov = Unmount(merged.clone());
+    let _ov = Mount::on(&merged, "overlay", "overlay", &opts);
     let out = probe_out(&["--format".as_ref(), "json".as_ref(), merged.as_os_str()]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = &v["result"];

@@ -4,7 +4,8 @@
 //! upperdirs, control characters in paths, diskstats across a 32-bit wrap,
 //! and the same host replayed in markdown and JSON through `--root`.
 
-use assert_cmd::Command;
+mod support;
+
 use innotune::host::Host;
 use innotune::model::HostModel;
 use serde_json::Value;
@@ -22,8 +23,7 @@ fn fixture(name: &str) -> PathBuf {
 const ODD: &str = "/srv/odd\ttab\nnl\\bs sp\x1b[31mred";
 
 fn probe(root: &Path, args: &[&str]) -> std::process::Output {
-    Command::cargo_bin("innotune")
-        .unwrap()
+    support::innotune()
         .arg("--root")
         .arg(root)
         .arg("probe")
@@ -274,8 +274,7 @@ fn a_fixture_replays_in_markdown_and_json_with_output_files() {
     let root = fixture("nvme-ssd");
     let dir = tempfile::tempdir().unwrap();
     let md_file = dir.path().join("probe.md");
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .arg("--root")
         .arg(&root)
         .args(["probe", "--format", "markdown", "--output"])
@@ -307,8 +306,7 @@ fn a_fixture_replays_in_markdown_and_json_with_output_files() {
     assert!(!md.contains('\x1b'), "no colour in markdown");
 
     let json_file = dir.path().join("probe.json");
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .arg("--root")
         .arg(&root)
         .args(["probe", "--format", "json", "--output"])
@@ -336,8 +334,7 @@ fn a_fixture_replays_in_markdown_and_json_with_output_files() {
 
 #[test]
 fn help_has_examples_and_exit_codes() {
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .args(["probe", "--help"])
         .output()
         .unwrap();
@@ -351,8 +348,7 @@ fn help_has_examples_and_exit_codes() {
 
 #[test]
 fn an_error_line_shows_a_hostile_path_escaped() {
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .args(["probe", "/nonexistent/innotune\x1b[2J\nforged line"])
         .output()
         .unwrap();

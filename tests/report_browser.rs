@@ -8,20 +8,20 @@
 //! Live (a loop device for the sweep, a sandbox server for OLTP), and
 //! skipped with a reason when /usr/bin/chromium is absent.
 
-mod host_support;
-mod report_support;
-mod sandbox_support;
+mod support;
+use support::Start as _;
 
 use base64::Engine as _;
-use report_support::{bin, check_json, probe_json, LoopLab};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use support::innotune_in;
+use support::report::{check_json, probe_json, LoopLab};
 use tungstenite::{Message, WebSocket};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -29,7 +29,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Headless chromium, killed (and waited for) on every path.
 struct Browser {
-    child: Child,
+    child: support::Spawned,
     _profile: tempfile::TempDir,
     ws_url: String,
 }
@@ -55,8 +55,7 @@ impl Browser {
             // Its own process group: the renderer, GPU and zygote processes
             // it forks are ended with it.
             .process_group(0)
-            .spawn()
-            .expect("start chromium");
+            .start();
         // Readiness: the "DevTools listening on ws://…" line on stderr. A
         // thread reads it so the wait has a deadline; it keeps draining
         // stderr afterwards so chromium never blocks on a full pipe.
@@ -93,7 +92,7 @@ impl Browser {
 }
 
 /// SIGKILL chromium's process group (its pid: it leads the group), then reap it.
-fn kill_group(child: &mut Child) {
+fn kill_group(child: &mut support::Spawned) {
     // SAFETY: kill has no memory preconditions; the group is the one this
     // test started (process_group(0) made chromium its leader).
     unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
@@ -183,9 +182,9 @@ impl Cdp {
 /// Two OLTP runs on a sandbox (thread ladders 1, 2, 4) as before.json and
 /// after.json, for the TPS-against-threads charts.
 fn oltp_pair(dir: &Path) -> (PathBuf, PathBuf) {
-    let s = sandbox_support::server();
+    let s = support::server();
     let sock = s.sock_args();
-    let o = sandbox_support::bin()
+    let o = support::innotune()
         .args(["oltp", "oltp_read_only", "prepare"])
         .args(&sock)
         .args(["--tables", "2", "--table-size", "2000"])
@@ -194,7 +193,7 @@ fn oltp_pair(dir: &Path) -> (PathBuf, PathBuf) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let run = |name: &str| {
         let p = dir.join(name);
-        let o = sandbox_support::bin()
+        let o = support::innotune()
             .args(["--format", "json", "--output"])
             .arg(&p)
             .args(["oltp", "oltp_read_only", "run"])
@@ -211,7 +210,7 @@ fn oltp_pair(dir: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn report_page_renders_cleanly_in_headless_chromium() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     if !Path::new(CHROMIUM).exists() {
@@ -228,7 +227,7 @@ fn report_page_renders_cleanly_in_headless_chromium() {
     };
     let (before, after) = oltp_pair(dir.path());
     let page = dir.path().join("report.html");
-    let o = bin(state.path())
+    let o = innotune_in(state.path())
         .arg("report")
         .args([&before, &after, &sweep, &check, &probe])
         .arg("-o")

@@ -3,12 +3,12 @@
 //! HTML and markdown; markdown tables well-formed; two runs side by side;
 //! bad input refused with one line.
 
-mod host_support;
-mod report_support;
+mod support;
 
-use report_support::{bin, check_json, probe_json, LoopLab};
 use serde_json::Value;
 use std::path::Path;
+use support::innotune_in;
+use support::report::{check_json, probe_json, LoopLab};
 
 /// Split a markdown table row on its unescaped pipes.
 fn cells(row: &str) -> Vec<String> {
@@ -81,7 +81,11 @@ fn tables(md: &str) -> Vec<Vec<Vec<String>>> {
 }
 
 fn report(state: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
-    bin(state).arg("report").args(args).output().unwrap()
+    innotune_in(state)
+        .arg("report")
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn ok(o: &std::process::Output) {
@@ -262,8 +266,8 @@ fn before_and_after_are_shown_side_by_side() {
 #[test]
 fn every_command_can_render_html() {
     let state = tempfile::tempdir().unwrap();
-    let root = report_support::fixture("md-raid0");
-    let o = bin(state.path())
+    let root = support::fixture_host("md-raid0");
+    let o = innotune_in(state.path())
         .args([
             "--root",
             root.to_str().unwrap(),
@@ -317,7 +321,7 @@ fn bad_input_is_one_line_naming_the_fix() {
 /// latency percentiles per scheduler.
 #[test]
 fn sweep_result_draws_ci_bars_and_percentiles() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let state = tempfile::tempdir().unwrap();

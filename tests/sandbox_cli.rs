@@ -1,19 +1,19 @@
 //! `innotune sandbox` on a real mariadbd/mysqld: start, status, stop,
 //! --keep, free port, profiles, cleanup on failure.
 
-mod sandbox_support;
+mod support;
 use innotune::sandbox::{Profile, Sandbox, SandboxOpts};
 use mysql::prelude::Queryable;
-use sandbox_support::bin;
 use serde_json::Value;
 use std::path::Path;
+use support::innotune;
 
 /// Stops a CLI-started sandbox if the test fails before `stop`.
 struct CliGuard<'a>(&'a Path);
 impl Drop for CliGuard<'_> {
     fn drop(&mut self) {
         if self.0.join("innotune-sandbox.json").exists() {
-            let _ = bin()
+            let _ = innotune()
                 .args(["sandbox", "stop", "--dir"])
                 .arg(self.0)
                 .output();
@@ -36,7 +36,7 @@ fn cli_start_status_stop_removes_dir() {
     let parent = tempfile::tempdir_in("/tmp").unwrap();
     let dir = parent.path().join("sb");
     let _g = CliGuard(&dir);
-    let out = bin()
+    let out = innotune()
         .args(["--format", "json", "sandbox", "start", "--dir"])
         .arg(&dir)
         .assert()
@@ -74,7 +74,7 @@ fn cli_start_status_stop_removes_dir() {
         .unwrap();
     assert_eq!(v, port.to_string());
 
-    let out = bin()
+    let out = innotune()
         .args(["--format", "json", "sandbox", "status", "--dir"])
         .arg(&dir)
         .assert()
@@ -93,7 +93,7 @@ fn cli_start_status_stop_removes_dir() {
         .unwrap()
         .is_ascii_digit());
 
-    let text = bin()
+    let text = innotune()
         .args(["sandbox", "stop", "--dir"])
         .arg(&dir)
         .assert()
@@ -105,7 +105,7 @@ fn cli_start_status_stop_removes_dir() {
     assert!(!dir.exists(), "stop removes DIR");
     assert!(!pid_alive(pid), "server process is gone");
     // Status of a removed sandbox is an error naming the fix.
-    let e = bin()
+    let e = innotune()
         .args(["sandbox", "status", "--dir"])
         .arg(&dir)
         .assert()
@@ -135,7 +135,7 @@ fn keep_preserves_data_and_restart_reuses_it() {
     assert!(!pid_alive(pid.into()));
     assert!(dir.join("data").is_dir(), "--keep leaves the data");
     // Status of a kept, stopped sandbox: not running, exit 1.
-    let out = bin()
+    let out = innotune()
         .args(["--format", "json", "sandbox", "status", "--dir"])
         .arg(&dir)
         .assert()
@@ -201,7 +201,7 @@ fn bad_profile_fails_with_log_tail_and_cleans_up() {
     std::fs::write(&prof, "innodb_no_such_variable = 1\n").unwrap();
     let dir = parent.path().join("sb");
     let _g = CliGuard(&dir);
-    let out = bin()
+    let out = innotune()
         .args(["sandbox", "start", "--timeout", "60", "--profile"])
         .arg(&prof)
         .arg("--dir")
@@ -223,7 +223,7 @@ fn bad_profile_fails_with_log_tail_and_cleans_up() {
 fn refuses_non_empty_dir_and_unknown_profile() {
     let parent = tempfile::tempdir_in("/tmp").unwrap();
     std::fs::write(parent.path().join("precious"), "x").unwrap();
-    let e = bin()
+    let e = innotune()
         .args(["sandbox", "start", "--dir"])
         .arg(parent.path())
         .assert()
@@ -233,7 +233,7 @@ fn refuses_non_empty_dir_and_unknown_profile() {
         .clone();
     assert!(String::from_utf8_lossy(&e).contains("not empty"));
     assert!(parent.path().join("precious").exists());
-    let e = bin()
+    let e = innotune()
         .args(["sandbox", "start", "--profile", "no-such-profile", "--dir"])
         .arg(parent.path().join("x"))
         .assert()
@@ -271,7 +271,14 @@ fn keep_does_not_stick() {
     let parent = tempfile::tempdir_in("/tmp").unwrap();
     let dir = parent.path().join("sb");
     let _g = CliGuard(&dir);
-    let cli = |args: &[&str]| bin().args(args).arg("--dir").arg(&dir).assert().success();
+    let cli = |args: &[&str]| {
+        innotune()
+            .args(args)
+            .arg("--dir")
+            .arg(&dir)
+            .assert()
+            .success()
+    };
     cli(&["sandbox", "start"]);
     cli(&["sandbox", "stop", "--keep"]);
     assert!(dir.join("data").is_dir());
@@ -298,7 +305,7 @@ fn keep_does_not_stick() {
 fn help_has_examples_and_true_dir_text() {
     let help = |args: &[&str]| {
         String::from_utf8(
-            bin()
+            innotune()
                 .args(args)
                 .assert()
                 .success()

@@ -4,8 +4,7 @@
 //! Entries, classes and per-class counts are compared with what
 //! pt-query-digest (percona-toolkit) reports for the same file.
 
-mod host_support;
-mod sandbox_support;
+mod support;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -16,9 +15,7 @@ use std::process::Command;
 /// warnings; slowlog writes no state, so the directory is never created).
 fn inn() -> assert_cmd::Command {
     let state = std::env::temp_dir().join(format!("innotune-slowlog-tests-{}", std::process::id()));
-    let mut c = sandbox_support::bin();
-    c.env("INNOTUNE_STATE_DIR", state);
-    c
+    support::innotune_in(&state)
 }
 
 fn fixture(name: &str) -> PathBuf {
@@ -446,11 +443,11 @@ fn bad_input_is_one_line_and_exit_2() {
 /// classes agree with pt-query-digest's.
 #[test]
 fn live_mariadb_slow_log_agrees_with_pt_query_digest() {
-    if !host_support::live() || !have_pt() {
+    if !support::live() || !have_pt() {
         return;
     }
     use mysql::prelude::Queryable;
-    let s = sandbox_support::server();
+    let s = support::server();
     let datadir = s.sb.dir().join("data");
     let oltp = |cmd: &str, extra: &[&str]| {
         let o = inn()
@@ -817,11 +814,11 @@ fn report_has_a_slowlog_section() {
 /// go away on the next log.
 #[test]
 fn check_slowlog_on_a_real_mariadb_log() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     use mysql::prelude::Queryable;
-    let s = sandbox_support::server();
+    let s = support::server();
     let datadir = s.sb.dir().join("data");
     let mut c = s.conn();
     c.query_drop("CREATE DATABASE shop").unwrap();

@@ -6,23 +6,12 @@
 //! files' bytes are compared before and after (the read-only proof), and a
 //! mounted loop device is surveyed and its filesystem checked afterwards.
 
-mod host_support;
+mod support;
+use support::{Loop, VAR_TMP};
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command as Sys;
-
-fn cmd() -> Command {
-    Command::cargo_bin("innotune").unwrap()
-}
-
-fn fixture(tree: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/hosts")
-        .join(tree)
-}
 
 /// `innotune [--root ROOT] --format json bench --survey ARGS`, expecting
 /// success; the `result.survey` object.
@@ -32,7 +21,7 @@ fn survey_json(root: Option<&Path>, args: &[&str]) -> Value {
 
 /// The same, the whole envelope (what `report` and `check --results` read).
 fn survey_envelope(root: Option<&Path>, args: &[&str]) -> Value {
-    let mut c = cmd();
+    let mut c = support::innotune();
     if let Some(r) = root {
         c.arg("--root").arg(r);
     }
@@ -58,7 +47,7 @@ fn state_dir() -> PathBuf {
 
 /// `innotune bench ARGS` expecting exit 2 and one error line.
 fn bench_err(root: Option<&Path>, args: &[&str]) -> String {
-    let mut c = cmd();
+    let mut c = support::innotune();
     if let Some(r) = root {
         c.arg("--root").arg(r);
     }
@@ -97,7 +86,7 @@ fn classes(s: &Value) -> Vec<(String, Vec<String>)> {
 
 #[test]
 fn dry_run_classes_fixture_hosts() {
-    let s = survey_json(Some(&fixture("nvme-ssd")), &["--dry-run"]);
+    let s = survey_json(Some(&support::fixture_host("nvme-ssd")), &["--dry-run"]);
     assert_eq!(s["dry_run"], true);
     assert_eq!(classes(&s), vec![("nvme".into(), vec!["nvme0n1".into()])]);
     assert_eq!(s["classes"][0]["disks"][0]["rotational"], false);
@@ -109,13 +98,16 @@ fn dry_run_classes_fixture_hosts() {
     // 5 s default window, four jobs, one disk alone, no parallel run.
     assert_eq!(s["planned_s"], 20.0);
 
-    let s = survey_json(Some(&fixture("hdd-partitions")), &["--dry-run"]);
+    let s = survey_json(
+        Some(&support::fixture_host("hdd-partitions")),
+        &["--dry-run"],
+    );
     assert_eq!(classes(&s), vec![("hdd".into(), vec!["sda".into()])]);
     assert_eq!(s["classes"][0]["disks"][0]["rotational"], true);
 
     // md members are disks (noted), the array itself is skipped with why.
     let s = survey_json(
-        Some(&fixture("md-raid0")),
+        Some(&support::fixture_host("md-raid0")),
         &["--dry-run", "--runtime", "2s"],
     );
     let all: Vec<String> = classes(&s).into_iter().flat_map(|(_, d)| d).collect();
@@ -147,7 +139,10 @@ fn dry_run_classes_fixture_hosts() {
     assert!(md["reason"].as_str().unwrap().contains("members"), "{md}");
 
     // Named devices: only those.
-    let s = survey_json(Some(&fixture("md-raid0")), &["--dry-run", "/dev/sdb"]);
+    let s = survey_json(
+        Some(&support::fixture_host("md-raid0")),
+        &["--dry-run", "/dev/sdb"],
+    );
     let all: Vec<String> = classes(&s).into_iter().flat_map(|(_, d)| d).collect();
     assert_eq!(all, vec!["sdb".to_string()]);
 }
@@ -167,10 +162,10 @@ fn refusals_are_one_line() {
     assert!(e.contains("--directory"), "{e}");
     let e = bench_err(None, &["/dev/sda"]);
     assert!(e.contains("--survey"), "{e}");
-    let e = bench_err(Some(&fixture("nvme-ssd")), &["--survey"]);
+    let e = bench_err(Some(&support::fixture_host("nvme-ssd")), &["--survey"]);
     assert!(e.contains("--dry-run"), "{e}");
     let e = bench_err(
-        Some(&fixture("hdd-partitions")),
+        Some(&support::fixture_host("hdd-partitions")),
         &["--survey", "--dry-run", "/dev/sda1"],
     );
     assert!(e.contains("partition") && e.contains("whole disk"), "{e}");
@@ -187,65 +182,21 @@ fn dry_run_on_this_host() {
     }
 }
 
-/// A loop device on a file in /var/tmp, filled with known bytes. On drop
-/// (every path, panics included): unmounted, scheduler put back to `none`,
-/// detached, file removed.
-struct Loop {
-    dev: String,
-    file: PathBuf,
-    mnt: Option<PathBuf>,
-}
-
-impl Loop {
-    fn new(size: usize, seed: u8) -> Loop {
-        let file = tempfile::Builder::new()
-            .prefix("innotune-survey-test")
-            .tempfile_in("/var/tmp")
-            .unwrap()
-            .into_temp_path()
-            .keep()
-            .unwrap();
-        {
-            let mut f = std::fs::File::create(&file).unwrap();
-            let mut block = vec![0u8; 1 << 20];
-            for (i, b) in block.iter_mut().enumerate() {
-                *b = (i as u8).wrapping_mul(31).wrapping_add(seed);
-            }
-            for mib in 0..size >> 20 {
-                block[..8].copy_from_slice(&(mib as u64).to_le_bytes());
-                f.write_all(&block).unwrap();
-            }
-            f.sync_all().unwrap();
+/// A loop device on a file in /var/tmp, filled with known bytes; put back
+/// to `none`, detached and removed on drop (every path, panics included).
+fn filled_loop(size: usize, seed: u8) -> Loop {
+    Loop::new_from(VAR_TMP, &[], |file| {
+        let mut f = std::fs::File::create(file).unwrap();
+        let mut block = vec![0u8; 1 << 20];
+        for (i, b) in block.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(31).wrapping_add(seed);
         }
-        let dev = host_support::sh(
-            "losetup",
-            &["--direct-io=on", "-f", "--show", file.to_str().unwrap()],
-        );
-        Loop {
-            dev,
-            file,
-            mnt: None,
+        for mib in 0..size >> 20 {
+            block[..8].copy_from_slice(&(mib as u64).to_le_bytes());
+            f.write_all(&block).unwrap();
         }
-    }
-
-    fn name(&self) -> String {
-        self.dev.trim_start_matches("/dev/").to_string()
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        if let Some(m) = &self.mnt {
-            host_support::umount_retry(m);
-            let _ = std::fs::remove_dir(m);
-        }
-        let _ = std::fs::write(
-            format!("/sys/block/{}/queue/scheduler", self.name()),
-            "none",
-        );
-        let _ = Sys::new("losetup").args(["-d", &self.dev]).status();
-        let _ = std::fs::remove_file(&self.file);
-    }
+        f.sync_all().unwrap();
+    })
 }
 
 /// A digest of a file's bytes (FNV-1a 64 over every byte): enough to see
@@ -272,18 +223,21 @@ fn figures_nonzero(figs: &Value, what: &str) {
 
 #[test]
 fn survey_two_loop_devices_reads_only() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
-    let a = Loop::new(256 << 20, 1);
-    let b = Loop::new(256 << 20, 2);
+    let a = filled_loop(256 << 20, 1);
+    let b = filled_loop(256 << 20, 2);
     let before = (digest(&a.file), digest(&b.file));
     let env = survey_envelope(None, &[&a.dev, &b.dev, "--runtime", "1s"]);
     let s = env["result"]["survey"].clone();
     assert_eq!(s["dry_run"], false);
     assert_eq!(s["interrupted"], false);
     let cs = classes(&s);
-    assert_eq!(cs, vec![("loop".into(), vec![a.name(), b.name()])]);
+    assert_eq!(
+        cs,
+        vec![("loop".into(), vec![a.name.clone(), b.name.clone()])]
+    );
     let c = &s["classes"][0];
     for d in c["disks"].as_array().unwrap() {
         let n = d["name"].as_str().unwrap();
@@ -310,7 +264,7 @@ fn survey_two_loop_devices_reads_only() {
         before,
         "a backing file changed: the survey wrote"
     );
-    report_and_check_read_the_survey(&env, &[a.name(), b.name()]);
+    report_and_check_read_the_survey(&env, &[a.name.clone(), b.name.clone()]);
 }
 
 /// `innotune report` renders a survey (each disk's figures as measured, the
@@ -320,7 +274,7 @@ fn report_and_check_read_the_survey(env: &Value, disks: &[String]) {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("survey.json");
     std::fs::write(&f, serde_json::to_vec(env).unwrap()).unwrap();
-    let out = cmd()
+    let out = support::innotune()
         .args(["report", "--format", "markdown"])
         .arg(&f)
         .env("INNOTUNE_STATE_DIR", state_dir())
@@ -374,7 +328,7 @@ fn report_and_check_read_the_survey(env: &Value, disks: &[String]) {
             "{row}: want {want}"
         );
     }
-    let out = cmd()
+    let out = support::innotune()
         .args(["--format", "json", "check", "/var/tmp", "--results"])
         .arg(&f)
         .env("INNOTUNE_STATE_DIR", state_dir())
@@ -393,21 +347,15 @@ fn report_and_check_read_the_survey(env: &Value, disks: &[String]) {
 /// filesystem is intact afterwards.
 #[test]
 fn survey_mounted_loop_device() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
-    let mut lo = Loop::new(64 << 20, 3);
-    host_support::sh("mkfs.ext4", &["-q", &lo.dev]);
-    let mnt = tempfile::Builder::new()
-        .prefix("innotune-survey-mnt")
-        .tempdir_in("/var/tmp")
-        .unwrap()
-        .keep();
-    host_support::sh("mount", &[&lo.dev, mnt.to_str().unwrap()]);
-    lo.mnt = Some(mnt.clone());
+    let lo = filled_loop(64 << 20, 3);
+    let m = lo.mount_ext4();
+    let mnt = m.path.clone();
     let payload: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
     std::fs::write(mnt.join("data"), &payload).unwrap();
-    host_support::sh("sync", &[]);
+    support::sh("sync", &[]);
 
     let s = survey_json(None, &[&lo.dev, "--runtime", "1s"]);
     let d = &s["classes"][0]["disks"][0];
@@ -420,9 +368,7 @@ fn survey_mounted_loop_device() {
     assert!(s["classes"][0].get("parallel").is_none());
 
     assert_eq!(std::fs::read(mnt.join("data")).unwrap(), payload);
-    host_support::umount_retry(&mnt);
-    let _ = std::fs::remove_dir(&mnt);
-    lo.mnt = None;
+    drop(m);
     // -f: check even though clean; -n: change nothing. Exit 0 = no errors.
-    host_support::sh("e2fsck", &["-fn", &lo.dev]);
+    support::sh("e2fsck", &["-fn", &lo.dev]);
 }

@@ -2,30 +2,20 @@
 //! no device is switched by any test here. Bad input must give one line on
 //! stderr naming the fix, exit 2, and leave no journal behind.
 
-use assert_cmd::Command;
+mod support;
+
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
 
-fn cmd(state: &Path) -> Command {
-    let mut c = Command::cargo_bin("innotune").unwrap();
-    c.env("INNOTUNE_STATE_DIR", state);
-    c
-}
-
 /// The long flags `innotune sweep --help` lists (and the global ones).
 fn sweep_flags() -> Vec<String> {
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .args(["sweep", "--help"])
         .output()
         .unwrap();
     let mut help = String::from_utf8_lossy(&out.stdout).into_owned();
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
-        .arg("--help")
-        .output()
-        .unwrap();
+    let out = support::innotune().arg("--help").output().unwrap();
     help += &String::from_utf8_lossy(&out.stdout);
     flags_in(&help)
 }
@@ -40,7 +30,7 @@ fn flags_in(s: &str) -> Vec<String> {
 /// Run, expect exit 2 with exactly one stderr line containing `needle` and
 /// a fix that names only flags sweep has.
 fn fails_with(state: &Path, args: &[&str], needle: &str) {
-    let out = cmd(state).args(args).output().unwrap();
+    let out = support::innotune_in(state).args(args).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
@@ -185,11 +175,14 @@ fn bad_input_is_one_line_with_a_fix_and_touches_nothing() {
         "less than bs",
     );
     for bad in ["--size=0", "--size=lots"] {
-        let out = cmd(s).args(["sweep", "/var/tmp", bad]).output().unwrap();
+        let out = support::innotune_in(s)
+            .args(["sweep", "/var/tmp", bad])
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("--size"));
     }
-    let out = cmd(s)
+    let out = support::innotune_in(s)
         .args(["sweep", "/var/tmp", "--min-effect", "lots"])
         .output()
         .unwrap();
@@ -206,8 +199,7 @@ fn bad_input_is_one_line_with_a_fix_and_touches_nothing() {
 
 #[test]
 fn help_names_the_new_flags_and_examples() {
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .args(["sweep", "--help"])
         .output()
         .unwrap();
@@ -230,7 +222,10 @@ fn help_names_the_new_flags_and_examples() {
 fn restore_help_has_examples_and_exit_codes() {
     let state = tempfile::tempdir().unwrap();
     for flag in ["--help", "-h"] {
-        let out = cmd(state.path()).args(["restore", flag]).output().unwrap();
+        let out = support::innotune_in(state.path())
+            .args(["restore", flag])
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(0));
         let help = String::from_utf8_lossy(&out.stdout);
         for want in [
@@ -247,10 +242,13 @@ fn restore_help_has_examples_and_exit_codes() {
 #[test]
 fn restore_without_a_journal_says_so() {
     let state = tempfile::tempdir().unwrap();
-    let out = cmd(state.path()).arg("restore").output().unwrap();
+    let out = support::innotune_in(state.path())
+        .arg("restore")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("Nothing to restore"));
-    let out = cmd(state.path())
+    let out = support::innotune_in(state.path())
         .args(["--format", "json", "restore"])
         .output()
         .unwrap();
@@ -288,7 +286,7 @@ fn restore_finishes_a_dead_runs_journal_in_a_fixture_tree() {
     fs::write(&jp, serde_json::to_string(&journal).unwrap()).unwrap();
 
     // Any other command warns once, naming the fix.
-    let out = cmd(state.path())
+    let out = support::innotune_in(state.path())
         .args(["bench", "--list-presets"])
         .output()
         .unwrap();
@@ -298,7 +296,10 @@ fn restore_finishes_a_dead_runs_journal_in_a_fixture_tree() {
         "{err}"
     );
 
-    let out = cmd(state.path()).arg("restore").output().unwrap();
+    let out = support::innotune_in(state.path())
+        .arg("restore")
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("Everything is back"), "{text}");
@@ -312,7 +313,7 @@ fn restore_finishes_a_dead_runs_journal_in_a_fixture_tree() {
     assert!(!work.exists());
     assert!(!jp.exists());
     // Nothing pending any more: no warning.
-    let out = cmd(state.path())
+    let out = support::innotune_in(state.path())
         .args(["bench", "--list-presets"])
         .output()
         .unwrap();
@@ -337,7 +338,7 @@ fn unrestorable_entry_keeps_the_journal_and_exits_2() {
     });
     let jp = state.path().join("journal.json");
     fs::write(&jp, serde_json::to_string(&journal).unwrap()).unwrap();
-    let out = cmd(state.path())
+    let out = support::innotune_in(state.path())
         .args(["--format", "json", "restore"])
         .output()
         .unwrap();

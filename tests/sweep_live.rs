@@ -7,25 +7,20 @@
 //! The tests switch the root disk's scheduler, so they run one at a time
 //! (a process-wide lock), and each has its own INNOTUNE_STATE_DIR.
 
-mod host_support;
-use host_support::sh;
+mod support;
+use support::host::{active_scheduler as active, servers_under, start_ticks, wait_gone};
+use support::sh;
+use support::Start as _;
+use support::{LabOpts, RAM, VAR_TMP};
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command as Sys, Stdio};
+use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn active(dev: &str) -> String {
-    let s = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
-    let a = s.find('[').unwrap();
-    let b = s.find(']').unwrap();
-    s[a + 1..b].to_string()
-}
 
 /// Kernel name of the whole disk under `p` (st_dev → sysfs; a partition's
 /// parent directory is its disk).
@@ -45,83 +40,60 @@ fn disk_of(p: &Path) -> String {
     disk.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-/// A mounted loop device on a sparse file; unmounted, detached and deleted
-/// on every exit path. As a last resort it also puts back the schedulers it
-/// found (after the test's own assertions have run).
+/// A lab (a mounted loop device on a sparse file; unmounted, detached and
+/// deleted on every exit path) that also puts back, as a last resort, the
+/// scheduler of the disk under it (after the test's own assertions have
+/// run), with its own state directory, one at a time.
 struct Lab {
-    dir: PathBuf,
-    img: PathBuf,
-    mnt: PathBuf,
-    loopdev: String,
+    lab: support::Lab,
     disk: String,
     orig: Vec<(String, String)>,
     state: tempfile::TempDir,
     _serial: std::sync::MutexGuard<'static, ()>,
 }
 
+impl std::ops::Deref for Lab {
+    type Target = support::Lab;
+    fn deref(&self) -> &support::Lab {
+        &self.lab
+    }
+}
+
 impl Lab {
     /// Backing file on /var/tmp: the sweep switches the loop device and the
     /// root disk under it.
     fn new(tag: &str) -> Lab {
-        Lab::make(tag, "/var/tmp", true, "8G")
+        Lab::make(tag, VAR_TMP, true, 8 << 30)
     }
 
     /// Backing file on /dev/shm (tmpfs has no block device): the sweep
     /// switches only the loop device, so the test leaves the root disk,
     /// and whatever else runs on it, alone.
     fn in_ram(tag: &str) -> Lab {
-        Lab::make(tag, "/dev/shm", false, "8G")
+        Lab::make(tag, RAM, false, 8 << 30)
     }
 
-    /// A RAM-backed filesystem of `size` (e.g. `300M`), to fill.
-    fn small(tag: &str, size: &str) -> Lab {
-        Lab::make(tag, "/dev/shm", false, size)
+    /// A RAM-backed filesystem of `size` bytes, to fill.
+    fn small(tag: &str, size: u64) -> Lab {
+        Lab::make(tag, RAM, false, size)
     }
 
-    fn make(tag: &str, base: &str, on_disk: bool, size: &str) -> Lab {
+    fn make(tag: &str, base: &str, on_disk: bool, size: u64) -> Lab {
         let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-        let dir = PathBuf::from(format!(
-            "{base}/innotune-sweep-test-{}-{tag}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let img = dir.join("disk.img");
-        let mnt = dir.join("mnt");
-        std::fs::create_dir_all(&mnt).unwrap();
-        sh("truncate", &["-s", size, img.to_str().unwrap()]);
+        // Every lab starts its loop device from `none` (support::Loop), so
+        // "switched" really means the sweep switched.
+        let lab = support::Lab::new(LabOpts {
+            tag: &format!("sweep-test-{tag}"),
+            base,
+            size,
+            ..LabOpts::default()
+        });
         let disk = if on_disk {
-            disk_of(&img)
+            disk_of(&lab.img)
         } else {
             String::new()
         };
-        let mut lab = Lab {
-            loopdev: String::new(),
-            disk,
-            orig: vec![],
-            dir,
-            img,
-            mnt,
-            state: tempfile::tempdir().unwrap(),
-            _serial: serial,
-        };
-        let dev = sh(
-            "losetup",
-            &["--direct-io=on", "-f", "--show", lab.img.to_str().unwrap()],
-        );
-        lab.loopdev = dev.trim_start_matches("/dev/").to_string();
-        // A loop device's queue outlives its attachment: a scheduler another
-        // test (or a run killed mid-switch) left on this loopN would come
-        // back with it. Start every lab from the kernel's default for loop
-        // devices (`none`: single queue, but no seek cost), so "switched"
-        // really means the sweep switched.
-        std::fs::write(
-            format!("/sys/block/{}/queue/scheduler", lab.loopdev),
-            "none",
-        )
-        .unwrap();
-        sh("mkfs.ext4", &["-q", &dev]);
-        sh("mount", &[&dev, lab.mnt.to_str().unwrap()]);
-        lab.orig = [lab.loopdev.clone(), lab.disk.clone()]
+        let orig = [lab.loopdev.clone(), disk.clone()]
             .into_iter()
             .filter(|d| !d.is_empty())
             .map(|d| {
@@ -129,13 +101,17 @@ impl Lab {
                 (d, a)
             })
             .collect();
-        lab
+        Lab {
+            lab,
+            disk,
+            orig,
+            state: tempfile::tempdir().unwrap(),
+            _serial: serial,
+        }
     }
 
-    fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("innotune").unwrap();
-        c.env("INNOTUNE_STATE_DIR", self.state.path());
-        c
+    fn cmd(&self) -> assert_cmd::Command {
+        support::innotune_in(self.state.path())
     }
 
     fn journal(&self) -> PathBuf {
@@ -170,10 +146,9 @@ impl Lab {
     /// Start a long sweep that switches both devices, and wait until the
     /// loop device shows the switched scheduler: every file is laid out
     /// before the first switch, so the sweep is then in its first trial.
-    fn start_long_sweep(&self) -> std::process::Child {
-        let bin = assert_cmd::cargo::cargo_bin("innotune");
+    fn start_long_sweep(&self) -> support::Spawned {
         let job = self.small_job();
-        let child = Sys::new(bin)
+        let child = support::innotune_sys()
             .env("INNOTUNE_STATE_DIR", self.state.path())
             .args([
                 "sweep",
@@ -189,8 +164,7 @@ impl Lab {
             ])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .start();
         self.wait_switched(&["kyber", "bfq"]);
         child
     }
@@ -216,69 +190,13 @@ impl Lab {
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        // Last resort after a failed test: a sandbox server left on the
-        // mount would keep it busy. Only servers whose command line names
-        // this lab's mount are touched (never the system server).
-        for pid in servers_under(&self.mnt) {
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        }
-        host_support::umount_retry(&self.mnt);
-        if !self.loopdev.is_empty() {
-            // Put the loop queue back before detaching: the next lab that
-            // gets this loopN must not inherit a switched scheduler.
-            if let Some((_, s)) = self.orig.iter().find(|(d, _)| d == &self.loopdev) {
-                let _ = std::fs::write(format!("/sys/block/{}/queue/scheduler", self.loopdev), s);
-            }
-            let _ = Sys::new("losetup")
-                .args(["-d", &format!("/dev/{}", self.loopdev)])
-                .status();
-        }
+        // The loop device goes back to `none` with the inner lab.
         for (d, s) in &self.orig {
             if d == &self.disk {
                 let _ = std::fs::write(format!("/sys/block/{d}/queue/scheduler"), s);
             }
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// mysqld/mariadbd processes whose command line mentions `p` (zombies
-/// excluded: they have exited).
-fn servers_under(p: &Path) -> Vec<u32> {
-    let want = p.to_string_lossy().into_owned();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            matches!(comm.trim(), "mariadbd" | "mysqld")
-                && String::from_utf8_lossy(&cmd).contains(&want)
-                && start_ticks(*pid).is_some()
-        })
-        .collect()
-}
-
-/// /proc/PID/stat start time, None once it has exited (zombie included).
-fn start_ticks(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let f: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
-    (f[0] != "Z" && f[0] != "X")
-        .then(|| f[19].parse().ok())
-        .flatten()
-}
-
-/// Wait until the process that started at `ticks` is gone (its new parent
-/// may take a moment to reap it).
-fn wait_gone(pid: u32, ticks: u64) -> bool {
-    let t0 = Instant::now();
-    while start_ticks(pid) == Some(ticks) {
-        if t0.elapsed() > Duration::from_secs(10) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
 }
 
 fn json(out: &[u8]) -> Value {
@@ -395,7 +313,7 @@ fn aa_run(lab: &Lab) -> Vec<String> {
 /// leaking into the measurement) flags both runs and fails.
 #[test]
 fn aa_run_finds_no_significant_difference_and_restores() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::new("aa");
@@ -525,7 +443,7 @@ fn stalled_windows(r: &serde_json::Value, label: &str, dir: &str) -> usize {
 /// separate them, the test checks that the tie is reported consistently.
 #[test]
 fn mixed_latency_objective_recommends_the_lower_read_p99() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::new("mixed");
@@ -723,7 +641,7 @@ fn mixed_latency_objective_recommends_the_lower_read_p99() {
 /// the budget must be accounted as one.
 #[test]
 fn sequential_sweep_stops_early_on_a_clear_difference() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::new("seq");
@@ -866,14 +784,14 @@ fn sequential_sweep_stops_early_on_a_clear_difference() {
 
 #[test]
 fn sigint_mid_sweep_restores_at_once_and_exits_130() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::new("int");
     let child = lab.start_long_sweep();
     let t0 = Instant::now();
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = child.output_within(support::WAIT);
     let took = t0.elapsed();
     // Read sysfs right after the process is gone.
     lab.assert_restored();
@@ -890,26 +808,26 @@ fn sigint_mid_sweep_restores_at_once_and_exits_130() {
 
 #[test]
 fn sigterm_mid_sweep_restores_and_exits_143() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::new("term");
     let child = lab.start_long_sweep();
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let out = child.wait_with_output().unwrap();
+    let out = child.output_within(support::WAIT);
     lab.assert_restored();
     assert_eq!(out.status.code(), Some(143));
 }
 
 #[test]
 fn sigkill_leaves_a_journal_that_restore_finishes() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::new("kill");
     let mut child = lab.start_long_sweep();
     child.kill().unwrap(); // SIGKILL: no chance to restore
-    child.wait().unwrap();
+    child.wait_within(support::WAIT);
     let switched = active(&lab.loopdev);
     assert!(switched == "kyber" || switched == "bfq", "{switched}");
     assert!(lab.journal().exists());
@@ -992,7 +910,7 @@ fn sigkill_leaves_a_journal_that_restore_finishes() {
 /// server is gone, the work directory removed and the scheduler back.
 #[test]
 fn oltp_workload_sweep_reports_tps_and_leaves_no_server() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::in_ram("oltp");
@@ -1110,9 +1028,8 @@ impl Lab {
     /// Start a long OLTP sweep and wait until its server is journaled with
     /// a pid and accepts connections; returns the child, the server's pid
     /// and start time, and the sandbox directory.
-    fn start_oltp_sweep(&self) -> (std::process::Child, u32, u64, PathBuf) {
-        let bin = assert_cmd::cargo::cargo_bin("innotune");
-        let child = Sys::new(bin)
+    fn start_oltp_sweep(&self) -> (support::Spawned, u32, u64, PathBuf) {
+        let child = support::innotune_sys()
             .env("INNOTUNE_STATE_DIR", self.state.path())
             .args([
                 "sweep",
@@ -1137,8 +1054,7 @@ impl Lab {
             ])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .start();
         let t0 = Instant::now();
         let (pid, ticks, dir) = loop {
             let entry = std::fs::read_to_string(self.journal())
@@ -1182,13 +1098,13 @@ impl Lab {
 /// time and command line match) before removing its directory.
 #[test]
 fn sigkill_mid_oltp_sweep_leaves_a_server_that_restore_stops() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::in_ram("oltpkill");
     let (mut child, pid, ticks, dir) = lab.start_oltp_sweep();
     child.kill().unwrap();
-    child.wait().unwrap();
+    child.wait_within(support::WAIT);
     // Still running after innotune is gone (and still so after the dry
     // run below, and stopped by restore at the end).
     assert_eq!(
@@ -1246,13 +1162,13 @@ fn sigkill_mid_oltp_sweep_leaves_a_server_that_restore_stops() {
 
 #[test]
 fn sigint_mid_oltp_sweep_stops_the_server_and_exits_130() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::in_ram("oltpint");
     let (child, pid, ticks, dir) = lab.start_oltp_sweep();
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = child.output_within(support::WAIT);
     assert_eq!(
         out.status.code(),
         Some(130),
@@ -1273,7 +1189,7 @@ fn sigint_mid_oltp_sweep_stops_the_server_and_exits_130() {
 /// restore), and the report lists the loop device alone.
 #[test]
 fn device_filter_switches_only_the_named_device() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::new("device");
@@ -1355,10 +1271,10 @@ fn device_filter_switches_only_the_named_device() {
 /// show as a switch.
 #[test]
 fn a_plan_too_big_for_the_filesystem_is_refused_before_any_switch() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
-    let lab = Lab::small("space", "300M");
+    let lab = Lab::small("space", 300 << 20);
     let mnt = lab.mnt.to_str().unwrap();
     let refused = |extra: &[&str], needle: &str| {
         let t0 = Instant::now();
@@ -1392,10 +1308,10 @@ fn a_plan_too_big_for_the_filesystem_is_refused_before_any_switch() {
 /// the JSON envelope), and the sweep runs; `--size` chooses them instead.
 #[test]
 fn files_are_scaled_to_fit_with_a_warning_or_sized_by_size() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
-    let lab = Lab::small("scale", "1G");
+    let lab = Lab::small("scale", 1 << 30);
     let run = |extra: &[&str]| {
         let mut args = vec![
             "--format",
@@ -1452,7 +1368,7 @@ fn files_are_scaled_to_fit_with_a_warning_or_sized_by_size() {
 /// already holds changes.
 #[test]
 fn execute_runs_as_a_library_with_progress_callbacks() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     use innotune::export::{markdown::Markdown, Exporter, Report};
@@ -1507,7 +1423,12 @@ fn execute_runs_as_a_library_with_progress_callbacks() {
     // A guard that already holds a change: refused, nothing run.
     let mine = lab.dir.join("held");
     std::fs::create_dir(&mine).unwrap();
-    guard.track_created(&mine).unwrap();
+    guard
+        .apply(
+            &innotune::host::Host::live(),
+            Box::new(innotune::change::CreatedDir::adopt(&mine)),
+        )
+        .unwrap();
     let e = sweep::execute(&host, &guard, SweepOptions::new(&lab.mnt)).unwrap_err();
     assert!(e.to_string().contains("journal with no changes"), "{e}");
     drop(guard);

@@ -1,5 +1,5 @@
 //! `innotune trace` on saved captures (offline, always run) and live on a
-//! loop device (gated by `host_support::live()`).
+//! loop device (gated by `support::live()`).
 //!
 //! The saved captures in tests/fixtures/trace/ were made on this machine
 //! (kernel 6.18, a loop device with `--direct-io=on`, fio; see convert.py
@@ -7,7 +7,8 @@
 //! hand-made. raw/ holds one live capture's binary per-CPU pages with the
 //! kernel's own text of the same buffer (raw/make-raw-fixture.sh).
 
-mod host_support;
+mod support;
+use support::Start as _;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -20,7 +21,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn innotune() -> Command {
-    let mut c = Command::cargo_bin("innotune").unwrap();
+    let mut c = support::innotune();
     c.env("NO_COLOR", "1");
     c
 }
@@ -645,9 +646,9 @@ fn raw_layouts_come_from_the_format_files() {
 
 // ---------------------------------------------------------------- live
 
-use std::process::{Child, Command as Sys, Stdio};
+use std::process::{Command as Sys, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// tracefs instances and loop devices are host-wide: one live test at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -656,8 +657,8 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// on mq-deadline (so requests are inserted); the scheduler is put back
 /// and the device detached on every exit path.
 struct Loop {
+    lo: support::Loop,
     name: String,
-    _dir: tempfile::TempDir,
     state: tempfile::TempDir,
     _serial: std::sync::MutexGuard<'static, ()>,
 }
@@ -665,33 +666,22 @@ struct Loop {
 impl Loop {
     fn new() -> Loop {
         let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let img = dir.path().join("disk.img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(256 << 20)
-            .unwrap();
-        let dev = host_support::sh(
-            "losetup",
-            &["--direct-io=on", "-f", "--show", img.to_str().unwrap()],
-        );
-        let name = dev.trim_start_matches("/dev/").to_string();
-        let l = Loop {
-            name,
-            _dir: dir,
+        let lo = support::Loop::new_in(support::VAR_TMP, 256 << 20);
+        lo.set_scheduler("mq-deadline");
+        Loop {
+            name: lo.name.clone(),
+            lo,
             state: tempfile::tempdir().unwrap(),
             _serial: serial,
-        };
-        std::fs::write(l.sched_path(), "mq-deadline").unwrap();
-        l
+        }
     }
 
-    fn sched_path(&self) -> String {
-        format!("/sys/block/{}/queue/scheduler", self.name)
+    fn sched_path(&self) -> std::path::PathBuf {
+        self.lo.sched_path()
     }
 
     /// fio on the raw device for `secs` seconds.
-    fn fio(&self, secs: u32) -> Child {
+    fn fio(&self, secs: u32) -> support::Spawned {
         Sys::new("fio")
             .args([
                 "--name=trace-live",
@@ -708,24 +698,14 @@ impl Loop {
                 "--output=/dev/null",
             ])
             .stdout(Stdio::null())
-            .spawn()
-            .expect("fio")
+            .start()
     }
 
     fn innotune(&self) -> Sys {
-        let mut c = Sys::new(env!("CARGO_BIN_EXE_innotune"));
+        let mut c = support::innotune_sys();
         c.env("INNOTUNE_STATE_DIR", self.state.path())
             .env("NO_COLOR", "1");
         c
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.sched_path(), "none");
-        let _ = Sys::new("losetup")
-            .args(["-d", &format!("/dev/{}", self.name)])
-            .status();
     }
 }
 
@@ -745,18 +725,9 @@ fn instances_left() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Wait (bounded) for a condition on the host.
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let t0 = Instant::now();
-    while !cond() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn live_capture_on_a_loop_device_under_fio() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let l = Loop::new();
@@ -774,7 +745,7 @@ fn live_capture_on_a_loop_device_under_fio() {
         ])
         .output()
         .unwrap();
-    let _ = fio.wait();
+    fio.wait_within(support::WAIT);
     assert!(
         out.status.success(),
         "{}",
@@ -821,7 +792,7 @@ fn live_capture_on_a_loop_device_under_fio() {
 
 #[test]
 fn live_sigint_ends_the_capture_with_a_report() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let l = Loop::new();
@@ -831,15 +802,14 @@ fn live_sigint_ends_the_capture_with_a_report() {
         .args(["trace", "--device", &l.name, "--format", "json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     let inst = instance_of(child.id());
-    wait_for("the instance to appear", || {
+    support::wait_for("the instance to appear", Duration::from_secs(20), || {
         inst.join("trace_pipe").exists()
     });
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    let _ = fio.wait();
+    let out = child.output_within(support::WAIT);
+    fio.wait_within(support::WAIT);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -854,7 +824,7 @@ fn live_sigint_ends_the_capture_with_a_report() {
 
 #[test]
 fn live_sigkill_leaves_the_instance_to_restore() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let l = Loop::new();
@@ -863,14 +833,13 @@ fn live_sigkill_leaves_the_instance_to_restore() {
         .args(["trace", "--device", &l.name])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .start();
     let inst = instance_of(child.id());
-    wait_for("the instance to appear", || {
+    support::wait_for("the instance to appear", Duration::from_secs(20), || {
         inst.join("trace_pipe").exists()
     });
     child.kill().unwrap();
-    child.wait().unwrap();
+    child.wait_within(support::WAIT);
     assert!(inst.exists(), "a SIGKILL cannot clean up: the journal must");
     let journal = std::fs::read_to_string(l.state.path().join("journal.json")).unwrap();
     assert!(journal.contains("trace_instance"), "{journal}");
@@ -888,39 +857,30 @@ fn live_sigkill_leaves_the_instance_to_restore() {
 /// The loop device with ext4 on it, mounted in a temporary directory;
 /// unmounted before the device is detached.
 struct Mounted {
-    mnt: tempfile::TempDir,
+    mnt: support::Mount,
     l: Loop,
 }
 
 impl Mounted {
     fn new() -> Mounted {
         let l = Loop::new();
-        host_support::sh("mkfs.ext4", &["-q", &format!("/dev/{}", l.name)]);
-        let mnt = tempfile::tempdir().unwrap();
-        host_support::sh(
-            "mount",
-            &[&format!("/dev/{}", l.name), mnt.path().to_str().unwrap()],
-        );
-        Mounted { mnt, l }
-    }
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        host_support::umount_retry(self.mnt.path());
+        Mounted {
+            mnt: l.lo.mount_ext4(),
+            l,
+        }
     }
 }
 
 #[test]
 fn live_sweep_trace_records_where_each_trial_spent_its_time() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let m = Mounted::new();
     let out =
         m.l.innotune()
             .args(["sweep"])
-            .arg(m.mnt.path())
+            .arg(&m.mnt.path)
             .args([
                 "--device",
                 &m.l.name,

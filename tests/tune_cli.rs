@@ -2,12 +2,12 @@
 //! fix, exit 2, before anything is created or changed (no journal, no
 //! report directory). Nothing here switches a device.
 
-use assert_cmd::Command;
+mod support;
+
 use std::path::Path;
 
 fn tune(state: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .env("INNOTUNE_STATE_DIR", state)
         .arg("tune")
         .args(args)
@@ -94,8 +94,7 @@ fn replayed_hosts_are_refused() {
         .unwrap()
         .unwrap()
         .path();
-    let out = Command::cargo_bin("innotune")
-        .unwrap()
+    let out = support::innotune()
         .env("INNOTUNE_STATE_DIR", state.path())
         .args(["--root", host.to_str().unwrap(), "tune", "/var/lib/mysql"])
         .output()

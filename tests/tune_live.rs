@@ -4,8 +4,9 @@
 //! is back, that no server is left and that the journal is gone. Needs
 //! root, losetup, mkfs.ext4, mount, and mariadbd/mysqld for the OLTP part.
 
-mod host_support;
-use host_support::sh;
+mod support;
+use support::Start as _;
+use support::{active_scheduler as active, servers_under, LabOpts, RAM};
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -22,63 +23,44 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const QUICK_BUDGET: Duration = Duration::from_secs(60);
 const MARGIN: Duration = Duration::from_secs(30);
 
-fn active(dev: &str) -> String {
-    let s = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
-    let a = s.find('[').unwrap();
-    let b = s.find(']').unwrap();
-    s[a + 1..b].to_string()
-}
-
 /// A mounted loop device on a file in /dev/shm with kyber set; unmounted,
-/// detached and deleted on every exit path.
+/// detached and deleted on every exit path (support::Lab), with its own
+/// state directory, one at a time.
 struct Lab {
-    dir: PathBuf,
-    mnt: PathBuf,
+    lab: support::Lab,
     out: PathBuf,
-    loopdev: String,
     state: tempfile::TempDir,
     _serial: std::sync::MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for Lab {
+    type Target = support::Lab;
+    fn deref(&self) -> &support::Lab {
+        &self.lab
+    }
 }
 
 impl Lab {
     fn new(tag: &str) -> Lab {
         let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-        let dir = PathBuf::from(format!(
-            "/dev/shm/innotune-tune-test-{}-{tag}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let img = dir.join("disk.img");
-        let mnt = dir.join("mnt");
-        std::fs::create_dir_all(&mnt).unwrap();
-        sh("truncate", &["-s", "2G", img.to_str().unwrap()]);
-        let dev = sh(
-            "losetup",
-            &["--direct-io=on", "-f", "--show", img.to_str().unwrap()],
-        );
-        let mut lab = Lab {
-            out: dir.join("report"),
-            dir,
-            mnt,
-            loopdev: dev.trim_start_matches("/dev/").to_string(),
+        // Explicitly: a loop queue keeps the scheduler the last user left.
+        let lab = support::Lab::new(LabOpts {
+            tag: &format!("tune-test-{tag}"),
+            base: RAM,
+            size: 2 << 30,
+            scheduler: "kyber",
+            ..LabOpts::default()
+        });
+        Lab {
+            out: lab.dir.join("report"),
+            lab,
             state: tempfile::tempdir().unwrap(),
             _serial: serial,
-        };
-        // Explicitly: a loop queue keeps the scheduler the last user left.
-        std::fs::write(
-            format!("/sys/block/{}/queue/scheduler", lab.loopdev),
-            "kyber",
-        )
-        .unwrap();
-        assert_eq!(active(&lab.loopdev), "kyber");
-        sh("mkfs.ext4", &["-q", &dev]);
-        sh("mount", &[&dev, lab.mnt.to_str().unwrap()]);
-        lab.out = lab.dir.join("report");
-        lab
+        }
     }
 
     fn tune(&self) -> Command {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("innotune"));
+        let mut c = support::innotune_sys();
         c.env("INNOTUNE_STATE_DIR", self.state.path()).args([
             "tune",
             "--quick",
@@ -122,46 +104,6 @@ impl Lab {
     }
 }
 
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for pid in servers_under(&self.mnt) {
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        }
-        host_support::umount_retry(&self.mnt);
-        // The kernel's default for new loop devices here (none), for the
-        // next user: a loop device's queue outlives its attachment.
-        let _ = std::fs::write(
-            format!("/sys/block/{}/queue/scheduler", self.loopdev),
-            "none",
-        );
-        let _ = Command::new("losetup")
-            .args(["-d", &format!("/dev/{}", self.loopdev)])
-            .status();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// mysqld/mariadbd processes whose command line mentions `p`.
-fn servers_under(p: &Path) -> Vec<u32> {
-    let want = p.to_string_lossy().into_owned();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = stat
-                .rfind(')')
-                .and_then(|i| stat[i + 1..].split_whitespace().next())
-                .is_some_and(|s| s == "Z" || s == "X");
-            matches!(comm.trim(), "mariadbd" | "mysqld")
-                && String::from_utf8_lossy(&cmd).contains(&want)
-                && !zombie
-        })
-        .collect()
-}
-
 fn has_server_binary() -> bool {
     ["/usr/sbin/mariadbd", "/usr/sbin/mysqld"]
         .iter()
@@ -170,7 +112,7 @@ fn has_server_binary() -> bool {
 
 #[test]
 fn quick_tune_on_a_loop_filesystem() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::new("quick");
@@ -265,7 +207,7 @@ fn quick_tune_on_a_loop_filesystem() {
 
 #[test]
 fn sigint_during_the_sweep_restores_and_writes_a_partial_report() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let lab = Lab::new("sigint");
@@ -273,8 +215,7 @@ fn sigint_during_the_sweep_restores_and_writes_a_partial_report() {
         .tune()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     // Wait for the sweep's first trial: the loop device is switched then.
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let mut seen = Vec::new();
@@ -291,7 +232,7 @@ fn sigint_during_the_sweep_restores_and_writes_a_partial_report() {
     }
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = child.wait().unwrap();
+    let status = child.wait_within(support::WAIT);
     assert_eq!(status.code(), Some(130), "{seen:?} {rest:?}");
     lab.assert_restored();
     let rest = rest.join("\n");
@@ -333,7 +274,7 @@ fn sigint_during_the_sweep_restores_and_writes_a_partial_report() {
 /// was. (OLTP is left out to keep it short; tune_live's loop tests run it.)
 #[test]
 fn default_path_is_the_datadir_and_the_sweep_runs_outside_it() {
-    if !host_support::live() {
+    if !support::live() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -356,7 +297,7 @@ fn default_path_is_the_datadir_and_the_sweep_runs_outside_it() {
     let before_sched = active("vda");
     let state = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_innotune"))
+    let o = support::innotune_sys()
         .env("INNOTUNE_STATE_DIR", state.path())
         .args(["--format", "json", "tune", "--quick", "--no-oltp", "--out"])
         .arg(out.path().join("r"))

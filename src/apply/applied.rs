@@ -13,7 +13,6 @@
 use crate::command::{Command, Env};
 use crate::journal::{self, Entry, JournalFile, Owner, RestoreReport};
 use anyhow::{Context, Result};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub fn path() -> PathBuf {
@@ -25,11 +24,9 @@ pub fn load(p: &Path) -> Result<Vec<Entry>> {
     Ok(journal::load(p)?.map(|j| j.entries).unwrap_or_default())
 }
 
-/// Write `entries` (numbered afresh) durably: temp file (0600), fsync,
-/// rename, fsync the directory. No entries: the file is removed.
+/// Write `entries` (numbered afresh) durably, as the journal is
+/// ([`journal::persist`]). No entries: the file is removed.
 pub fn save(p: &Path, entries: Vec<Entry>, command: &str) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = p.parent().unwrap_or(Path::new("."));
     if entries.is_empty() {
         match std::fs::remove_file(p) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
@@ -58,21 +55,7 @@ pub fn save(p: &Path, entries: Vec<Entry>, command: &str) -> Result<()> {
         },
         entries,
     };
-    let tmp = p.with_extension(format!("json.{pid}.tmp"));
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&tmp)
-        .with_context(|| format!("creating {}", tmp.display()))?;
-    f.write_all(serde_json::to_string_pretty(&j)?.as_bytes())?;
-    f.write_all(b"\n")?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, p)?;
-    std::fs::File::open(dir)?.sync_all()?;
-    Ok(())
+    journal::persist(p, &j).with_context(|| format!("writing {}", p.display()))
 }
 
 /// `innotune restore`: an interrupted run's journal first, then what

@@ -1,8 +1,8 @@
 //! `innotune apply`: check's advice made true on the host, through the
 //! journal.
 //!
-//! [`plan`] turns advice into changes ([`changes`]) and files ([`emit`],
-//! checked by [`validate`]); without `--yes` the plan is the report. With
+//! [`plan`] turns advice into changes ([`changes`]) and files
+//! ([`crate::check::emit`], checked by [`crate::check::validate`]); without `--yes` the plan is the report. With
 //! `--yes`, each pending change is journaled and applied; when all are in,
 //! they move to the applied journal ([`applied`]) so they outlive the run,
 //! and `innotune restore` reverts them. A change whose target an earlier
@@ -11,9 +11,7 @@
 
 pub mod applied;
 pub mod cli;
-pub mod emit;
 pub mod plan;
-pub mod validate;
 
 use crate::change::{Hook, Outcome};
 use crate::command::{Command, Env};
@@ -165,7 +163,7 @@ fn apply(env: &Env, args: &cli::ApplyArgs) -> Result<ApplyReport> {
     let checked = crate::check::execute(host, &args.opts)?;
     let facts = checked.facts();
     let advice = checked.advice();
-    let files = emit::files(host, facts, advice);
+    let files = crate::check::emit::files(host, facts, advice);
     let mut steps = plan::build(host, facts, advice, &files);
     let mut notes = Vec::new();
     for f in &files {

@@ -2,10 +2,8 @@
 //! (sysfs, /proc/sys, SET GLOBAL/PERSIST) and the installation of every
 //! emitted file, each marked pending or already in effect.
 
-use super::emit::{self, Emitted};
-use crate::change::{
-    Change, CreatedDir, CreatedFile, EditedFile, ServerVariable, Sysctl, SysfsAttr,
-};
+use crate::change::{Change, CreatedDir, CreatedFile, EditedFile};
+use crate::check::emit::{self, Emitted};
 use crate::check::facts::Facts;
 use crate::check::rules::{Advice, Setting};
 use crate::host::Host;
@@ -37,7 +35,7 @@ pub struct Step {
 
 /// The change that installs an emitted file: a [`CreatedFile`] where
 /// nothing is, else an [`EditedFile`] of a file an earlier innotune wrote
-/// (one that does not start with [`super::emit::MARKER`] is refused when
+/// (one that does not start with [`emit::MARKER`] is refused when
 /// applied, never taken over).
 fn file_change(host: &Host, path: &str, symlink: Option<&str>, content: &str) -> Box<dyn Change> {
     let exists = std::fs::symlink_metadata(host.path(path)).is_ok();
@@ -46,67 +44,15 @@ fn file_change(host: &Host, path: &str, symlink: Option<&str>, content: &str) ->
         (false, None) => Box::new(CreatedFile::new(path, content.to_string())),
         (true, Some(t)) => {
             let mut e = EditedFile::new(path, format!("symlink:{t}"));
-            e.require_prefix = Some(super::emit::MARKER.into());
+            e.require_prefix = Some(emit::MARKER.into());
             Box::new(e)
         }
         (true, None) => {
             let mut e = EditedFile::new(path, content.to_string());
-            e.require_prefix = Some(super::emit::MARKER.into());
+            e.require_prefix = Some(emit::MARKER.into());
             Box::new(e)
         }
     }
-}
-
-/// The runtime change of one setting, when it has one.
-pub fn runtime_change(
-    f: &Facts,
-    s: &Setting,
-    nr_requests: Option<&str>,
-) -> Option<Box<dyn Change>> {
-    Some(match s {
-        Setting::Queue {
-            device,
-            attr,
-            value,
-        } if attr == "scheduler" => Box::new(SysfsAttr::scheduler(device, value, nr_requests)),
-        Setting::Queue {
-            device,
-            attr,
-            value,
-        } => Box::new(SysfsAttr::new(
-            format!("/sys/block/{device}/queue/{attr}"),
-            value,
-            &format!("{device} {attr}"),
-        )),
-        Setting::Sysctl { name, value } => Box::new(Sysctl::new(name, value)),
-        Setting::Thp { value } => Box::new(SysfsAttr::new(
-            "/sys/kernel/mm/transparent_hugepage/enabled",
-            value,
-            "transparent hugepages",
-        )),
-        Setting::NetQueue {
-            nic,
-            queue,
-            attr,
-            value,
-        } => Box::new(SysfsAttr::new(
-            format!("/sys/class/net/{nic}/queues/{queue}/{attr}"),
-            value,
-            &format!("{nic} {queue} {attr}"),
-        )),
-        Setting::ServerVariable {
-            name,
-            value,
-            dynamic: true,
-            ..
-        } => {
-            let srv = f.server.as_ref()?;
-            // SET PERSIST exists from MySQL 8.0.11; MariaDB has none.
-            let persist = srv.is_mysql() && srv.at_least(8, 0, 11);
-            Box::new(ServerVariable::new(&srv.endpoint, name, value, persist))
-        }
-        _ => return None,
-    })
 }
 
 /// The plan: runtime changes first (schedulers before other attributes,
@@ -148,7 +94,7 @@ pub fn build(host: &Host, f: &Facts, advice: &[Advice], files: &[Emitted]) -> Ve
                 Setting::Queue { device, .. } => nr_with_sched.get(device).map(String::as_str),
                 _ => None,
             };
-            let Some(c) = runtime_change(f, s, nr) else {
+            let Some(c) = s.runtime_change(f, nr) else {
                 continue;
             };
             let t = c.target();
@@ -203,7 +149,7 @@ pub fn build(host: &Host, f: &Facts, advice: &[Advice], files: &[Emitted]) -> Ve
                 .header(&format!("a{}", e.path), &format!("b{}", e.path))
                 .to_string()
         };
-        let blocked = super::validate::check(host, e)
+        let blocked = crate::check::validate::check(host, e)
             .filter(|v| !v.ok)
             .map(|v| format!("{} rejects it: {}", v.tool, v.detail));
         steps.push(Step {

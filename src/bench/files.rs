@@ -7,6 +7,7 @@ use super::manifest::{self, Dir, Identity, Loaded, Manifest};
 use crate::error::Fix;
 use crate::units::fmt_size;
 use anyhow::{bail, Result};
+use manifest::io_fix;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -14,34 +15,6 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 pub use manifest::{cleanup, MANIFEST};
-
-/// Turn an OS error on `path` into one line naming the fix.
-pub fn io_fix(e: std::io::Error, path: &Path, doing: &str) -> anyhow::Error {
-    let p = path.display();
-    match e.raw_os_error() {
-        Some(libc::ENOSPC) | Some(libc::EDQUOT) => Fix::new(
-            format!("no space left to {doing} {p}"),
-            "free space, lower --size, or choose another --directory",
-        )
-        .into(),
-        Some(libc::EACCES) | Some(libc::EPERM) => Fix::new(
-            format!("permission denied to {doing} {p}"),
-            "run as a user who may write there, or choose another --directory",
-        )
-        .into(),
-        Some(libc::EROFS) => Fix::new(
-            format!("{p} is on a read-only filesystem"),
-            "choose a --directory on a writable filesystem",
-        )
-        .into(),
-        Some(libc::EINVAL) if doing.contains("O_DIRECT") => Fix::new(
-            format!("the filesystem of {p} does not support O_DIRECT (e.g. ramfs, some FUSE)"),
-            "use --direct=0, or a --directory on a disk filesystem (ext4, xfs)",
-        )
-        .into(),
-        _ => anyhow::Error::new(e).context(format!("cannot {doing} {p}")),
-    }
-}
 
 /// Names whose presence says "this is a MySQL/MariaDB data directory".
 const DATADIR_MARKERS: &[&str] = &[

@@ -31,7 +31,7 @@ use anyhow::Result;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
@@ -122,6 +122,34 @@ pub enum Loaded {
     Untrusted(String),
 }
 
+/// Turn an OS error on `path` into one line naming the fix.
+pub fn io_fix(e: std::io::Error, path: &Path, doing: &str) -> anyhow::Error {
+    let p = path.display();
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => Fix::new(
+            format!("no space left to {doing} {p}"),
+            "free space, lower --size, or choose another --directory",
+        )
+        .into(),
+        Some(libc::EACCES) | Some(libc::EPERM) => Fix::new(
+            format!("permission denied to {doing} {p}"),
+            "run as a user who may write there, or choose another --directory",
+        )
+        .into(),
+        Some(libc::EROFS) => Fix::new(
+            format!("{p} is on a read-only filesystem"),
+            "choose a --directory on a writable filesystem",
+        )
+        .into(),
+        Some(libc::EINVAL) if doing.contains("O_DIRECT") => Fix::new(
+            format!("the filesystem of {p} does not support O_DIRECT (e.g. ramfs, some FUSE)"),
+            "use --direct=0, or a --directory on a disk filesystem (ext4, xfs)",
+        )
+        .into(),
+        _ => anyhow::Error::new(e).context(format!("cannot {doing} {p}")),
+    }
+}
+
 fn euid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
@@ -152,9 +180,8 @@ impl Dir {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| super::files::io_fix(io(e), path, "open"))?;
-        let stat =
-            rustix::fs::fstat(&fd).map_err(|e| super::files::io_fix(io(e), path, "inspect"))?;
+        .map_err(|e| io_fix(io(e), path, "open"))?;
+        let stat = rustix::fs::fstat(&fd).map_err(|e| io_fix(io(e), path, "inspect"))?;
         Ok(Dir {
             path: path.to_path_buf(),
             fd,
@@ -207,9 +234,9 @@ impl Dir {
             Err(rustix::io::Errno::LOOP) => {
                 return Ok(Loaded::Untrusted("it is a symbolic link".into()))
             }
-            Err(e) => return Err(super::files::io_fix(io(e), &p, "read")),
+            Err(e) => return Err(io_fix(io(e), &p, "read")),
         };
-        let st = rustix::fs::fstat(&fd).map_err(|e| super::files::io_fix(io(e), &p, "read"))?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| io_fix(io(e), &p, "read"))?;
         if let Some(why) = self.distrust(&st) {
             return Ok(Loaded::Untrusted(why));
         }
@@ -217,7 +244,7 @@ impl Dir {
         std::fs::File::from(fd)
             .take(MAX_MANIFEST_BYTES)
             .read_to_string(&mut text)
-            .map_err(|e| super::files::io_fix(e, &p, "read"))?;
+            .map_err(|e| io_fix(e, &p, "read"))?;
         let m: Manifest = serde_json::from_str(&text).map_err(|e| {
             Fix::new(
                 format!("{} is not an innotune manifest ({e})", p.display()),
@@ -227,38 +254,31 @@ impl Dir {
         Ok(Loaded::Trusted(m))
     }
 
-    /// Replace the manifest atomically: a new temporary file created
-    /// exclusively (a name planted in advance is removed, never followed),
-    /// then renamed over whatever is at the manifest's name.
+    /// Replace the manifest durably ([`crate::durable`]), in the directory
+    /// this `Dir` opened: the path goes through `/proc/self/fd/N`, so a
+    /// directory renamed or swapped since cannot redirect the write. A
+    /// symbolic link planted at the manifest's name is replaced (the link,
+    /// never its target), as an untrusted manifest is; a device or a FIFO
+    /// there is refused.
     pub fn save(&self, m: &Manifest) -> Result<()> {
-        let tmp = format!("{MANIFEST}.tmp.{}", std::process::id());
-        let tmp_path = self.join(&tmp);
+        use std::os::fd::AsRawFd;
         let body = serde_json::to_string_pretty(m)? + "\n";
-        let create = || {
-            rustix::fs::openat(
-                &self.fd,
-                tmp.as_str(),
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o644),
-            )
+        let at = PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd())).join(MANIFEST);
+        let opts = crate::durable::Options {
+            replace_symlink: true,
+            ..crate::durable::Options::SHARED
         };
-        let fd = match create() {
-            Err(rustix::io::Errno::EXIST) => {
-                let _ = rustix::fs::unlinkat(&self.fd, tmp.as_str(), AtFlags::empty());
-                create()
-            }
-            r => r,
-        }
-        .map_err(|e| super::files::io_fix(io(e), &tmp_path, "write"))?;
-        let mut f = std::fs::File::from(fd);
-        let written = f.write_all(body.as_bytes()).and_then(|_| f.sync_all());
-        if let Err(e) = written {
-            let _ = rustix::fs::unlinkat(&self.fd, tmp.as_str(), AtFlags::empty());
-            return Err(super::files::io_fix(e, &tmp_path, "write"));
-        }
-        rustix::fs::renameat(&self.fd, tmp.as_str(), &self.fd, MANIFEST)
-            .map_err(|e| super::files::io_fix(io(e), &self.join(MANIFEST), "write"))?;
-        Ok(())
+        crate::durable::write(&at, body.as_bytes(), &opts).map_err(|e| match e {
+            crate::durable::Error::NotRegular { what, .. } => Fix::new(
+                format!(
+                    "{} is {what}, not a manifest innotune wrote",
+                    self.join(MANIFEST).display()
+                ),
+                "remove it, or choose another --directory",
+            )
+            .into(),
+            crate::durable::Error::Io(e) => io_fix(e, &self.join(MANIFEST), "write"),
+        })
     }
 
     /// Save `m`, or remove the manifest when it lists nothing.
@@ -266,7 +286,7 @@ impl Dir {
         if m.files.is_empty() {
             match rustix::fs::unlinkat(&self.fd, MANIFEST, AtFlags::empty()) {
                 Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
-                Err(e) => Err(super::files::io_fix(io(e), &self.join(MANIFEST), "remove")),
+                Err(e) => Err(io_fix(io(e), &self.join(MANIFEST), "remove")),
             }
         } else {
             self.save(m)
@@ -278,7 +298,7 @@ impl Dir {
         match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => Ok(Some(st)),
             Err(rustix::io::Errno::NOENT) => Ok(None),
-            Err(e) => Err(super::files::io_fix(io(e), &self.join(name), "inspect")),
+            Err(e) => Err(io_fix(io(e), &self.join(name), "inspect")),
         }
     }
 
@@ -335,8 +355,8 @@ impl Dir {
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::from_raw_mode(0o600),
         )
-        .map_err(|e| super::files::io_fix(io(e), &p, "create"))?;
-        let st = rustix::fs::fstat(&fd).map_err(|e| super::files::io_fix(io(e), &p, "create"))?;
+        .map_err(|e| io_fix(io(e), &p, "create"))?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| io_fix(io(e), &p, "create"))?;
         Ok((std::fs::File::from(fd), st))
     }
 
@@ -379,7 +399,7 @@ pub fn cleanup(dir: &Path) -> Result<Vec<PathBuf>> {
             Ok(_) => match d.unlink(name) {
                 Ok(()) => removed.push(p),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(super::files::io_fix(e, &p, "remove")),
+                Err(e) => return Err(io_fix(e, &p, "remove")),
             },
             Err(_) if d.lstat(name).ok().flatten().is_none() && is_bench_name(name) => {}
             Err(why) => crate::output::warn(format!(

@@ -5,17 +5,8 @@
 use super::job::JobSpec;
 use super::worker::{Shared, ThreadOut, Window};
 use anyhow::Result;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-
-/// Per-thread live counters for the progress line, one cache line each so
-/// threads never share a line.
-#[repr(align(128))]
-#[derive(Default)]
-pub struct Live {
-    pub ios: AtomicU64,
-    pub bytes: AtomicU64,
-}
 
 /// One job's figures for the line.
 pub struct JobNow<'a> {

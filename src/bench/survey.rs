@@ -17,8 +17,9 @@
 //! ordinary [`JobSpec`]s run by [`super::runner::run`]: the same engine and
 //! accounting as every other bench run.
 
-use super::files::{io_fix, JobFiles};
+use super::files::JobFiles;
 use super::job::{JobSpec, Rw};
+use super::manifest::io_fix;
 use super::result::{DirStats, WorkloadResult};
 use super::runner::{self, Window};
 use crate::error::Fix;

@@ -11,14 +11,13 @@
 //! completion timestamp, as fio's io_u batches do.
 
 use super::engine::{Engine, Fds, Io, Op};
-use super::progress::Live;
 use crate::error::Fix;
 use anyhow::{anyhow, Result};
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,6 +38,15 @@ pub struct Window {
     pub progress: bool,
     /// Set from outside (Ctrl-C, SIGTERM) to end the run early, keeping results.
     pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+/// Per-thread live counters for the progress line, one cache line each so
+/// threads never share a line.
+#[repr(align(128))]
+#[derive(Default)]
+pub struct Live {
+    pub ios: AtomicU64,
+    pub bytes: AtomicU64,
 }
 
 /// State every thread of a run shares.

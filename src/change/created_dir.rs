@@ -28,7 +28,7 @@ pub struct CreatedDir {
     /// Undo deletes its contents too (a work directory).
     #[serde(default)]
     pub recursive: bool,
-    /// The caller created it (`Guard::track_created`); capture only checks
+    /// The caller created it ([`CreatedDir::adopt`]); capture only checks
     /// it is there and empty, apply only writes the marker.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub adopted: bool,

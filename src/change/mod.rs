@@ -46,7 +46,7 @@ use crate::host::Host;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Component, Path, PathBuf};
 
 /// One reversible change to the host. See the module documentation.
@@ -79,6 +79,14 @@ pub trait Change: fmt::Debug + Send + Sync + dyn_clone::DynClone {
     /// `Err(reason)` when this entry is not one innotune could have
     /// written; restore refuses the whole journal then, writing nothing.
     fn validate(&self) -> Result<(), String>;
+
+    /// Journal only the first change of this kind to one target (under one
+    /// root) in a run: undoing it puts back what was there before every
+    /// later one too (a one-value attribute: sysfs, a sysctl). A later one
+    /// is captured and applied, and not journaled again.
+    fn journal_once(&self) -> bool {
+        false
+    }
 
     /// Commands to run once after undoing changes of this kind (the journal
     /// runs each distinct hook once, after every undo).
@@ -355,35 +363,16 @@ fn current_bytes(p: &Path) -> io::Result<Option<Vec<u8>>> {
     }
 }
 
-/// Replace the file at `p` atomically: a per-process temporary file created
-/// exclusively next to it (never following a symlink), fsynced, renamed
-/// over it, then the directory fsynced. `symlink:TARGET` makes a symlink.
+/// Replace the file (or symbolic link) at `p` durably with `mode`
+/// exactly ([`crate::durable`]); `symlink:TARGET` makes a symlink.
 fn replace_file(p: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let dir = p.parent().unwrap_or(Path::new("/"));
-    let tmp = dir.join(format!(
-        ".{}.innotune-tmp.{}",
-        p.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&tmp);
-    if let Some(t) = bytes.strip_prefix(b"symlink:") {
-        std::os::unix::fs::symlink(String::from_utf8_lossy(t).as_ref(), &tmp)?;
-    } else {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        // The umask may have narrowed `mode`; the file gets exactly it.
-        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
+    let opts = crate::durable::Options::host_file(mode);
+    match bytes.strip_prefix(b"symlink:") {
+        Some(t) => {
+            let target = String::from_utf8_lossy(t);
+            crate::durable::symlink(p, Path::new(target.as_ref()), &opts)?
+        }
+        None => crate::durable::write(p, bytes, &opts)?,
     }
-    if let Err(e) = std::fs::rename(&tmp, p) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    std::fs::File::open(dir)?.sync_all()
+    Ok(())
 }

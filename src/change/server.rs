@@ -2,13 +2,19 @@
 //! workloads of a sweep): undo stops it (SIGTERM, SIGKILL after a grace
 //! period), before any directory is deleted.
 //!
-//! Journaled before the server is initialised, with no pid
-//! (`Guard::track_server`), and given its pid and start time at the moment
-//! it is spawned (`Guard::spawn_server`, under the journal's lock, so a
-//! signal cannot restore in between). Without a pid (a crash before the
-//! spawn was journaled, or the bootstrap server of `mariadb-install-db`),
-//! every mysqld/mariadbd whose command line names DIR's my.cnf is that
-//! server.
+//! Two changes of this kind journal one sandbox's server, both through
+//! `Guard::apply` (see `Sandbox::start_journaled`):
+//! - [`ServerStarted::new`], before the server's data directory is
+//!   initialised: it has no pid, and stands for every mysqld/mariadbd whose
+//!   command line names DIR's my.cnf (the bootstrap server of
+//!   `mariadb-install-db` too, or a server whose spawn a crash kept from
+//!   being journaled).
+//! - [`ServerStarted::spawn`], built around the server's command before it
+//!   runs: applying it spawns the server and records its pid and start
+//!   time, and the journal writes that before it lets go of its lock, so a
+//!   signal's restore runs either before the spawn (nothing started) or
+//!   after the pid is on disk. The process is handed back through
+//!   [`Spawned`].
 //!
 //! Stopping: which processes are provably it, and SIGTERM → wait → SIGKILL
 //! without ever signalling a recycled pid.
@@ -21,10 +27,12 @@
 
 use super::{plain_abs, Change, Outcome, Priority, Undone};
 use crate::host::Host;
-use crate::journal::process_start_ticks;
-use anyhow::Result;
+use crate::model::process::live_start_ticks;
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a server gets to shut down cleanly after SIGTERM. A sandbox
@@ -40,6 +48,25 @@ const KILL_WAIT: Duration = Duration::from_secs(10);
 pub(crate) struct Proc {
     pub pid: u32,
     pub start_ticks: u64,
+}
+
+/// Start time of `pid` on this machine, if it is alive.
+fn process_start_ticks(pid: u32) -> Option<u64> {
+    live_start_ticks(&Host::live(), pid)
+}
+
+/// Is `pid` the server of the sandbox in `dir`: does its command line
+/// carry the argument `--defaults-file=DIR/my.cnf`? Every server a sandbox
+/// starts does (and so does mariadb-install-db's bootstrap server); a
+/// recycled pid, or a sandbox in `DIR2` whose name starts with DIR, does
+/// not. The sandbox uses it too, to tell its own running server.
+pub fn runs_from(pid: u32, dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let mut want = b"--defaults-file=".to_vec();
+    want.extend_from_slice(dir.join("my.cnf").as_os_str().as_bytes());
+    std::fs::read(Host::live().path(format!("/proc/{pid}/cmdline")))
+        .map(|c| c.split(|&b| b == 0).any(|a| a == want.as_slice()))
+        .unwrap_or(false)
 }
 
 impl Proc {
@@ -60,7 +87,7 @@ impl Proc {
 pub(crate) fn find(dir: &Path, pid: Option<u32>, start_ticks: Option<u64>) -> Vec<Proc> {
     let pids = match pid {
         Some(p) => vec![p],
-        None => crate::probe::mysqld::server_pids(&Host::live()),
+        None => crate::model::process::server_pids(&Host::live()),
     };
     pids.into_iter()
         .filter_map(|p| {
@@ -72,7 +99,7 @@ pub(crate) fn find(dir: &Path, pid: Option<u32>, start_ticks: Option<u64>) -> Ve
                 // a recycled one: leave it alone.
                 (Some(_), None) => false,
             };
-            (same && crate::sandbox::runs_from(p, dir)).then_some(Proc {
+            (same && runs_from(p, dir)).then_some(Proc {
                 pid: p,
                 start_ticks: now,
             })
@@ -87,7 +114,7 @@ fn signal(p: Proc, dir: &Path, sig: rustix::process::Signal) -> bool {
     let fd = rustix::process::Pid::from_raw(p.pid as i32).and_then(|pid| {
         rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
     });
-    if !p.alive() || !crate::sandbox::runs_from(p.pid, dir) {
+    if !p.alive() || !runs_from(p.pid, dir) {
         return false;
     }
     match fd {
@@ -146,15 +173,52 @@ pub struct ServerStarted {
     /// The server's start time in clock ticks since boot.
     #[serde(default)]
     pub start_ticks: Option<u64>,
+    /// The command to spawn when applied ([`ServerStarted::spawn`]).
+    #[serde(skip)]
+    launch: Option<Spawned>,
+}
+
+/// The process a [`ServerStarted::spawn`] change starts when it is
+/// applied: the command before, the child after.
+#[derive(Clone, Default)]
+pub struct Spawned(Arc<Mutex<(Option<Command>, Option<Child>)>>);
+
+impl Spawned {
+    /// The spawned server, once the change was applied (taken: a second
+    /// call gives `None`).
+    pub fn child(&self) -> Option<Child> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).1.take()
+    }
+}
+
+impl std::fmt::Debug for Spawned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spawned")
+    }
 }
 
 impl ServerStarted {
+    /// Every server whose command line names `dir`'s my.cnf, journaled
+    /// before there is one (applying it starts nothing).
     pub fn new(dir: impl Into<PathBuf>) -> ServerStarted {
         ServerStarted {
             dir: dir.into(),
             pid: None,
             start_ticks: None,
+            launch: None,
         }
+    }
+
+    /// The server `cmd` starts for the sandbox in `dir`: applying the
+    /// change spawns it and records its pid and start time; the child is
+    /// then in the returned [`Spawned`].
+    pub fn spawn(dir: impl Into<PathBuf>, cmd: Command) -> (ServerStarted, Spawned) {
+        let launch = Spawned(Arc::new(Mutex::new((Some(cmd), None))));
+        let change = ServerStarted {
+            launch: Some(launch.clone()),
+            ..ServerStarted::new(dir)
+        };
+        (change, launch)
     }
 }
 
@@ -173,9 +237,23 @@ impl Change for ServerStarted {
     fn capture(&mut self, _host: &Host) -> Result<()> {
         Ok(())
     }
-    /// Starting is `Guard::spawn_server`'s (it journals the pid as the
-    /// process is spawned); applying the entry itself changes nothing.
+    /// Spawns the server of a [`ServerStarted::spawn`] change and records
+    /// its pid and start time (the journal writes them next, still holding
+    /// its lock); a [`ServerStarted::new`] change starts nothing.
     fn apply(&mut self, _host: &Host) -> Result<()> {
+        let Some(launch) = &self.launch else {
+            return Ok(());
+        };
+        let mut slot = launch.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(mut cmd) = slot.0.take() else {
+            anyhow::bail!("internal: server in {} spawned twice", self.dir.display());
+        };
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("starting {}", cmd.get_program().to_string_lossy()))?;
+        self.pid = Some(child.id());
+        self.start_ticks = process_start_ticks(child.id());
+        slot.1 = Some(child);
         Ok(())
     }
     fn is_applied(&self, _host: &Host) -> Result<bool> {

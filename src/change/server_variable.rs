@@ -7,7 +7,7 @@
 //! stored in the journal.
 
 use super::{Change, Outcome, Priority, Undone};
-use crate::check::facts::ServerEndpoint;
+use crate::db::{parse_size, ServerEndpoint};
 use crate::host::Host;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -88,7 +88,7 @@ impl ServerVariable {
         let n = |s: &str| match s.to_ascii_uppercase().as_str() {
             "ON" | "TRUE" => "1".to_string(),
             "OFF" | "FALSE" => "0".to_string(),
-            _ => crate::check::facts::parse_size(s)
+            _ => parse_size(s)
                 .map(|x| x.to_string())
                 .unwrap_or_else(|| s.to_ascii_uppercase()),
         };

@@ -94,6 +94,10 @@ impl Change for Sysctl {
             None => Undone::outcome(Outcome::Gone),
         }
     }
+    /// The first entry's original is the value to restore.
+    fn journal_once(&self) -> bool {
+        true
+    }
     fn priority(&self) -> Priority {
         Priority::ATTRIBUTE
     }

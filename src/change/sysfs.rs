@@ -102,6 +102,13 @@ impl SysfsAttr {
         }
     }
 
+    /// Set `path` to `value`, named by its path.
+    pub fn set(path: impl Into<PathBuf>, value: &str) -> SysfsAttr {
+        let path = path.into();
+        let label = path.display().to_string();
+        SysfsAttr::new(path, value, &label)
+    }
+
     /// Remember `path`'s value without changing it, because another change
     /// resets it (switching the scheduler resets `nr_requests`).
     pub fn remember(path: impl Into<PathBuf>) -> SysfsAttr {
@@ -284,6 +291,10 @@ impl Change for SysfsAttr {
             }
         }
         u
+    }
+    /// The first entry's original is the value to restore.
+    fn journal_once(&self) -> bool {
+        true
     }
     fn priority(&self) -> Priority {
         if self.path.ends_with("queue/scheduler") {

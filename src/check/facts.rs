@@ -9,6 +9,7 @@
 //! `None` always means "not known here" (an unreadable file, no server);
 //! rules that need an unknown value skip, they never guess.
 
+pub use crate::db::{parse_size, ServerEndpoint};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -355,35 +356,6 @@ pub struct ServerFacts {
     pub has_blob_columns: Option<bool>,
 }
 
-/// Where the server was reached; stored in journaled changes so `restore`
-/// can reconnect (credentials come from option files then, never stored).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct ServerEndpoint {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub socket: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub port: Option<u16>,
-    pub user: String,
-    /// `--defaults-file` given to innotune, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub defaults_file: Option<String>,
-    /// innotune was told to read no option files (`--no-defaults`).
-    #[serde(default)]
-    pub no_defaults: bool,
-}
-
-impl ServerEndpoint {
-    pub fn describe(&self) -> String {
-        match (&self.socket, &self.host) {
-            (Some(s), _) => format!("{} (socket) as {}", s, self.user),
-            (None, Some(h)) => format!("{}:{} as {}", h, self.port.unwrap_or(3306), self.user),
-            _ => format!("? as {}", self.user),
-        }
-    }
-}
-
 /// Counters over the sample window.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Window {
@@ -490,19 +462,6 @@ pub struct Measured {
     pub value: f64,
     /// `bench --results FILE` or `page-write bench, 10 s in DIR`.
     pub source: String,
-}
-
-/// Parse a MySQL size (`128M`, `1G`, `134217728`) into bytes.
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last()? {
-        'k' | 'K' => (&s[..s.len() - 1], 1u64 << 10),
-        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
-        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
-        't' | 'T' => (&s[..s.len() - 1], 1 << 40),
-        _ => (s, 1),
-    };
-    num.trim().parse::<u64>().ok()?.checked_mul(mult)
 }
 
 /// Bytes for people: `192 MiB`, `1.5 GiB`.

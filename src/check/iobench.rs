@@ -48,7 +48,10 @@ pub fn page_write_iops(host: &Host, datadir: &Path, scratch: Option<&Path>) -> R
             "give --scratch DIR on the datadir's filesystem that you can write to",
         )
     })?;
-    guard.track_created(&dir)?;
+    guard.apply(
+        &Host::live(),
+        Box::new(crate::change::CreatedDir::adopt(&dir)),
+    )?;
     let mut w = crate::bench::load_workload("page-write", &dir)?;
     for j in &mut w.jobs {
         // 24 threads over 256 MiB: the layout is written once in a few

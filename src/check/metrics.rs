@@ -11,7 +11,8 @@
 //! checksum records and the journal, innotune's own state) is read into
 //! the report's [`State`] while `check` runs.
 
-use super::report::CheckReport;
+use super::facts::Facts;
+use super::rules::Advice;
 use crate::checksum::record::Record;
 use crate::export::prometheus::Metric;
 
@@ -50,8 +51,15 @@ impl State {
     }
 }
 
-pub fn metrics(r: &CheckReport) -> Vec<Metric> {
-    let state = &r.state;
+/// The metrics of one check: whether it reached a server, the facts it
+/// read, the advice it gave and the state it found (a `CheckReport`'s
+/// parts).
+pub fn metrics(
+    server_reached: bool,
+    facts: &Facts,
+    findings: &[Advice],
+    state: &State,
+) -> Vec<Metric> {
     let mut out = Vec::new();
     out.push(
         Metric::gauge(
@@ -65,7 +73,7 @@ pub fn metrics(r: &CheckReport) -> Vec<Metric> {
             "innotune_check_server_reached",
             "1 when check reached a MySQL/MariaDB server and ran the server rules.",
         )
-        .with(&[], f64::from(u8::from(r.server.reached))),
+        .with(&[], f64::from(u8::from(server_reached))),
     );
 
     let mut active = Metric::gauge(
@@ -84,7 +92,7 @@ pub fn metrics(r: &CheckReport) -> Vec<Metric> {
         "innotune_block_scheduler_drift",
         "1 when a boot rule names a scheduler other than the active one (changed since boot, or the rule no longer applies).",
     );
-    for d in r.facts.devices.iter().filter(|d| d.is_scheduled_disk()) {
+    for d in facts.devices.iter().filter(|d| d.is_scheduled_disk()) {
         let cur = d.scheduler.as_deref().unwrap_or_default();
         for s in &d.schedulers_available {
             active.sample(
@@ -95,8 +103,7 @@ pub fn metrics(r: &CheckReport) -> Vec<Metric> {
         if let Some(rot) = d.rotational {
             rotational.sample(&[("device", &d.name)], f64::from(u8::from(rot)));
         }
-        let rules: Vec<_> = r
-            .facts
+        let rules: Vec<_> = facts
             .scheduler_rules
             .iter()
             .filter(|x| x.devices.contains(&d.name))
@@ -118,7 +125,7 @@ pub fn metrics(r: &CheckReport) -> Vec<Metric> {
         "innotune_findings",
         "Number of findings of innotune check, by severity.",
     );
-    for a in &r.findings {
+    for a in findings {
         let f = &a.finding;
         let layer = serde_json::to_value(f.layer)
             .ok()
@@ -140,8 +147,7 @@ pub fn metrics(r: &CheckReport) -> Vec<Metric> {
         crate::finding::Severity::Warning,
         crate::finding::Severity::Critical,
     ] {
-        let n = r
-            .findings
+        let n = findings
             .iter()
             .filter(|a| a.finding.severity == sev)
             .count();
@@ -230,7 +236,12 @@ mod tests {
             journal_pending: true,
             journal_entries: 4,
         };
-        let text = crate::export::prometheus::render(&metrics(&r));
+        let text = crate::export::prometheus::render(&metrics(
+            r.server.reached,
+            &r.facts,
+            &r.findings,
+            &r.state,
+        ));
         for line in [
             "innotune_check_last_run_timestamp_seconds 1700000000\n",
             "innotune_checksum_last_run_timestamp_seconds{path=\"/data/db\"} 1699999000\n",

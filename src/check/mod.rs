@@ -9,6 +9,7 @@
 pub mod adapter;
 pub mod cli;
 pub mod dynamic;
+pub mod emit;
 pub mod facts;
 pub mod iobench;
 pub mod metrics;
@@ -17,6 +18,7 @@ pub mod results;
 pub mod rules;
 pub mod server;
 pub mod slowlog;
+pub mod validate;
 
 use crate::command::{Command, Env};
 use crate::error::Fix;
@@ -148,7 +150,7 @@ pub fn execute(host: &Host, opts: &CheckOpts) -> Result<Checked> {
         a.finding.change = a
             .settings
             .iter()
-            .find_map(|s| crate::apply::plan::runtime_change(&facts, s, None));
+            .find_map(|s| s.runtime_change(&facts, None));
     }
     Ok(Checked {
         report: CheckReport {

@@ -1,10 +1,10 @@
 //! `innotune check`'s typed result and its document (JSON schema:
 //! docs/json-check.md).
 
+use super::emit::Emitted;
 use super::facts::Facts;
 use super::rules::{Advice, RuleRun};
-use crate::apply::emit::Emitted;
-use crate::apply::validate::Validation;
+use super::validate::Validation;
 use crate::error::{exit, Fix};
 use crate::export::doc::{Cell, Column, KeyValues, Table, Tone};
 use crate::export::Document;
@@ -85,7 +85,12 @@ impl crate::export::Report for CheckReport {
     const METRICS: bool = true;
 
     fn metrics(&self) -> Option<Vec<crate::export::prometheus::Metric>> {
-        Some(super::metrics::metrics(self))
+        Some(super::metrics::metrics(
+            self.server.reached,
+            &self.facts,
+            &self.findings,
+            &self.state,
+        ))
     }
 
     fn document(&self) -> Document {
@@ -239,7 +244,7 @@ impl crate::export::Report for CheckReport {
 /// Write every emitted file under `dir` (laid out as under /), each
 /// checked by the real tool where one is installed.
 pub fn emit_to(host: &Host, dir: &Path, r: &CheckReport) -> anyhow::Result<Vec<EmittedFile>> {
-    let files = crate::apply::emit::files(host, &r.facts, &r.findings);
+    let files = super::emit::files(host, &r.facts, &r.findings);
     std::fs::create_dir_all(dir).map_err(|e| {
         Fix::new(
             format!("cannot create --emit {}: {e}", dir.display()),
@@ -254,13 +259,23 @@ pub fn emit_to(host: &Host, dir: &Path, r: &CheckReport) -> anyhow::Result<Vec<E
             std::fs::create_dir_all(p)?;
         }
         match &f.symlink {
+            // An emitted link replaces the link an earlier --emit wrote,
+            // never anything but a file or a link.
             Some(t) => {
-                let _ = std::fs::remove_file(&target);
-                std::os::unix::fs::symlink(t, &target)?;
+                let opts = crate::durable::Options {
+                    replace_symlink: true,
+                    ..crate::durable::Options::SHARED
+                };
+                crate::durable::symlink(&target, Path::new(t), &opts).map_err(|e| {
+                    Fix::new(
+                        format!("cannot write --emit {}: {e}", target.display()),
+                        "remove it, or give --emit another directory",
+                    )
+                })?
             }
             None => crate::export::write_atomic(&target, f.content.as_bytes())?,
         }
-        let validation = crate::apply::validate::check(host, &f);
+        let validation = super::validate::check(host, &f);
         out.push(EmittedFile {
             written: target.display().to_string(),
             file: f,

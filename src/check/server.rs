@@ -3,9 +3,9 @@
 //! the option files it reads, and the size of its InnoDB data.
 
 use super::facts::{ServerEndpoint, ServerFacts, Window};
-use crate::db::optfile::{Groups, Options};
 use crate::db::{ConnArgs, ConnSpec};
 use crate::host::Host;
+use crate::model::optfile::{Groups, Options};
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
 use std::collections::BTreeMap;

@@ -11,6 +11,7 @@
 pub mod algo;
 pub mod cli;
 pub mod page;
+pub mod pipeline;
 pub mod reader;
 pub mod record;
 pub mod render;
@@ -128,7 +129,7 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         direct: args.direct,
         mode: args.algorithm,
     };
-    let (results, read_path) = reader::run(&targets, opts, &|n| bar.inc(n));
+    let (results, read_path) = pipeline::run(&targets, opts, &|n| bar.inc(n));
     let seconds = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
 

@@ -39,7 +39,7 @@ pub const CACHED_CHUNK_BYTES: usize = 1 << 20;
 /// Span mapped at once when the page cache already holds it.
 const MAP_BYTES: usize = 32 << 20;
 const MAX_SHARD_BYTES: u64 = 256 << 20;
-const BUFFERS_PER_READER: usize = 3;
+pub(super) const BUFFERS_PER_READER: usize = 3;
 /// With O_DIRECT nothing reads ahead for us: each checker is fed by this
 /// many reader threads, so several large requests are in flight. Shards are
 /// then small, so the readers of all checkers walk a file together, close
@@ -47,7 +47,7 @@ const BUFFERS_PER_READER: usize = 3;
 /// Measured on the 3.4 GB bench file, cold: one 8 MiB pread at a time per
 /// checker ran at ~1.0–1.2 GB/s where fio's 8 MiB reads at depth 4 ran at
 /// 1.7–1.9 GB/s.
-const DIRECT_READERS: usize = 2;
+pub(super) const DIRECT_READERS: usize = 2;
 /// Shards whose file a checker keeps at hand for re-reads (see `check`).
 const FILES_KEPT: usize = 4;
 const DIRECT_SHARD_BYTES: u64 = 4 * CHUNK_BYTES as u64;
@@ -233,7 +233,7 @@ pub(super) enum Msg {
     },
 }
 
-fn make_shards(targets: &[Target], threads: usize, direct: bool) -> Vec<Shard> {
+pub(super) fn make_shards(targets: &[Target], threads: usize, direct: bool) -> Vec<Shard> {
     let total: u64 = targets
         .iter()
         .map(|t| (t.end - t.first) * t.layout.physical as u64)
@@ -262,88 +262,7 @@ fn make_shards(targets: &[Target], threads: usize, direct: bool) -> Vec<Shard> {
     shards
 }
 
-/// How the pages were read (reported, so a run says which path it measured).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReadPath {
-    /// `--direct` through io_uring (see [`super::ring`]).
-    IoUring,
-    /// `--direct` through blocking preads: io_uring unavailable or refused.
-    Pread,
-    /// Without `--direct`: mapped from or read through the page cache.
-    PageCache,
-}
-
-/// Check every target; `on_bytes` is called after each chunk (progress).
-pub fn run(
-    targets: &[Target],
-    opts: Options,
-    on_bytes: &(dyn Fn(u64) + Sync),
-) -> (Vec<ShardResult>, ReadPath) {
-    let shards = make_shards(targets, opts.threads.max(1), opts.direct);
-    let workers = opts.threads.max(1).min(shards.len().max(1));
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<ShardResult> = Vec::new();
-    let ring = if opts.direct {
-        super::ring::Ring::new(workers)
-    } else {
-        None
-    };
-    let path = match (&ring, opts.direct) {
-        (Some(_), _) => ReadPath::IoUring,
-        (None, true) => ReadPath::Pread,
-        (None, false) => ReadPath::PageCache,
-    };
-    std::thread::scope(|s| {
-        let mut handles = Vec::new();
-        if let Some(ring) = ring {
-            // One reader, one stream in file order, feeding every checker.
-            let (empty_tx, empty_rx) = mpsc::channel::<AlignedBuf>();
-            let mut outs = Vec::new();
-            for _ in 0..workers {
-                let (full_tx, full_rx) = mpsc::sync_channel::<Msg>(super::ring::CHANNEL);
-                outs.push(full_tx);
-                let (shards, empty_tx) = (&shards, empty_tx.clone());
-                handles.push(
-                    s.spawn(move || check(targets, shards, opts, full_rx, empty_tx, on_bytes)),
-                );
-            }
-            drop(empty_tx);
-            let (shards, next) = (&shards, &next);
-            s.spawn(move || {
-                super::ring::Reader::new(ring, targets, shards, next, opts, outs, empty_rx).run()
-            });
-        } else {
-            let readers = if opts.direct { DIRECT_READERS } else { 1 };
-            for _ in 0..workers {
-                let (full_tx, full_rx) =
-                    mpsc::sync_channel::<Msg>(BUFFERS_PER_READER * readers + 2);
-                let (empty_tx, empty_rx) = mpsc::channel::<AlignedBuf>();
-                let empty_rx = Arc::new(std::sync::Mutex::new(empty_rx));
-                let shards = &shards;
-                let next = &next;
-                for _ in 0..readers {
-                    let (tx, rx) = (full_tx.clone(), empty_rx.clone());
-                    s.spawn(move || prefetch(targets, shards, next, opts, tx, &rx));
-                }
-                drop(full_tx);
-                handles.push(
-                    s.spawn(move || check(targets, shards, opts, full_rx, empty_tx, on_bytes)),
-                );
-            }
-        }
-        for h in handles {
-            match h.join() {
-                Ok(mut r) => results.append(&mut r),
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        }
-    });
-    results.sort_by_key(|r| r.file);
-    (results, path)
-}
-
-fn prefetch(
+pub(super) fn prefetch(
     targets: &[Target],
     shards: &[Shard],
     next: &AtomicUsize,
@@ -570,7 +489,7 @@ fn map_resident(file: &File, off: u64, len: usize) -> Option<ChunkData> {
     Some(ChunkData::Map { map, skip })
 }
 
-fn check(
+pub(super) fn check(
     targets: &[Target],
     shards: &[Shard],
     opts: Options,

@@ -4,8 +4,8 @@
 //!
 //! One small JSON file per path, named by a hash of the canonical path, in
 //! `<state dir>/checksum/` (0700, like the journal's directory). Files are
-//! written atomically (0600 temporary file, not following symlinks, renamed
-//! over the old one), and read back only when they are regular files owned
+//! written durably ([`crate::durable`]: 0600, never over anything but a
+//! regular file), and read back only when they are regular files owned
 //! by the running user, so a planted file cannot feed the exporter.
 
 use super::report::ChecksumReport;
@@ -14,7 +14,6 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// What is kept of one run, per path given on the command line.
@@ -45,7 +44,7 @@ fn file_for(path: &str) -> PathBuf {
 
 /// Keep `report` as the last result of each of `paths`.
 pub fn save(paths: &[PathBuf], report: &ChecksumReport) -> Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::DirBuilderExt;
     let d = dir();
     let fail = |e: std::io::Error| -> anyhow::Error {
         Fix::new(
@@ -92,23 +91,9 @@ pub fn save(paths: &[PathBuf], report: &ChecksumReport) -> Result<()> {
             },
         };
         let target = file_for(&path);
-        let tmp = target.with_extension(format!("json.{}.tmp", std::process::id()));
-        let _ = fs::remove_file(&tmp);
-        let res = (|| -> std::io::Result<()> {
-            let mut f = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&tmp)?;
-            f.write_all(serde_json::to_string_pretty(&rec)?.as_bytes())?;
-            f.sync_all()?;
-            fs::rename(&tmp, &target)
-        })();
-        if let Err(e) = res {
-            let _ = fs::remove_file(&tmp);
-            return Err(fail(e));
-        }
+        let text = serde_json::to_string_pretty(&rec)?;
+        crate::durable::write(&target, text.as_bytes(), &crate::durable::Options::PRIVATE)
+            .map_err(|e| fail(e.into()))?;
     }
     Ok(())
 }

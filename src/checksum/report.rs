@@ -13,7 +13,7 @@ pub struct ChecksumReport {
     pub direct: bool,
     /// How pages were read: `io_uring`, `pread` (`--direct` without
     /// io_uring) or `page_cache`.
-    pub reader: super::reader::ReadPath,
+    pub reader: super::pipeline::ReadPath,
     /// Every file, in scan order; one that could not be checked carries `error`.
     pub files: Vec<FileReport>,
     /// One object per bad page, in file order then page order.

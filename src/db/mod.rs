@@ -27,7 +27,6 @@
 //! (`oltp::wire`).
 
 pub mod argv;
-pub mod optfile;
 
 use crate::error::Fix;
 use crate::host::Host;
@@ -158,6 +157,48 @@ pub struct ConnSpec {
     pub connect_timeout: Duration,
 }
 
+/// Where the server was reached; stored in journaled changes so `restore`
+/// can reconnect (credentials come from option files then, never stored).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct ServerEndpoint {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub socket: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    pub user: String,
+    /// `--defaults-file` given to innotune, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defaults_file: Option<String>,
+    /// innotune was told to read no option files (`--no-defaults`).
+    #[serde(default)]
+    pub no_defaults: bool,
+}
+
+impl ServerEndpoint {
+    pub fn describe(&self) -> String {
+        match (&self.socket, &self.host) {
+            (Some(s), _) => format!("{} (socket) as {}", s, self.user),
+            (None, Some(h)) => format!("{}:{} as {}", h, self.port.unwrap_or(3306), self.user),
+            _ => format!("? as {}", self.user),
+        }
+    }
+}
+
+/// Parse a MySQL size (`128M`, `1G`, `134217728`) into bytes.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last()? {
+        'k' | 'K' => (&s[..s.len() - 1], 1u64 << 10),
+        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
+        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
+        't' | 'T' => (&s[..s.len() - 1], 1 << 40),
+        _ => (s, 1),
+    };
+    num.trim().parse::<u64>().ok()?.checked_mul(mult)
+}
+
 /// The endpoint as users read it, without the password. JSON: `socket`,
 /// or `host` and `port`.
 #[derive(Debug, Clone, Serialize)]
@@ -214,9 +255,9 @@ impl ConnArgs {
     /// Merge command line, option files and environment into a spec.
     pub fn resolve(&self, host: &Host) -> Result<ConnSpec> {
         let files = if self.no_defaults {
-            optfile::Options::default()
+            crate::model::optfile::Options::default()
         } else {
-            optfile::Options::load_chain(
+            crate::model::optfile::Options::load_chain(
                 host,
                 self.defaults_file.as_deref(),
                 self.defaults_extra_file.as_deref(),

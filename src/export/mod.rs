@@ -11,9 +11,12 @@
 //! results (check's metrics) is in the report. Terminal concerns (colour,
 //! progress, warnings on stderr) live in [`crate::output`].
 //!
-//! `--output FILE` writes the chosen format to FILE atomically (a temporary
-//! file in the same directory, fsynced, then renamed over FILE), so a reader
-//! such as node_exporter's textfile collector never sees half a document.
+//! `--output FILE` writes the chosen format to FILE durably
+//! ([`crate::durable`]: a temporary file in the same directory, fsynced,
+//! then renamed over FILE), so a reader such as node_exporter's textfile
+//! collector never sees half a document. FILE must be a regular file or
+//! not exist: a device (`/dev/null`), a FIFO or a symbolic link is refused
+//! ([`check_output`]), never replaced.
 
 pub mod chart;
 pub mod doc;
@@ -126,7 +129,7 @@ impl Sink {
         let mut buf: Vec<u8> = Vec::new();
         self.render(stamp, report, &mut buf)?;
         match &self.output {
-            Some(path) => write_atomic(path, &buf)?,
+            Some(path) => write_output(path, &buf)?,
             None => {
                 let stdout = io::stdout();
                 let mut out = stdout.lock();
@@ -219,55 +222,71 @@ impl Stream {
     }
 }
 
-/// Write `bytes` to `path` atomically: a new temporary file next to it
-/// (created exclusively, not following symlinks), fsynced, renamed over
-/// `path`, then the directory fsynced.
+/// Write a report file (tune's report directory, `check --emit`) durably
+/// ([`crate::durable`], 0644 narrowed by the umask), never over anything
+/// but a regular file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().ok_or_else(|| {
-        Fix::new(
+    crate::durable::write(path, bytes, &crate::durable::Options::SHARED).map_err(|e| match e {
+        crate::durable::Error::NotRegular { .. } => Fix::new(
+            format!("{e}; innotune writes only regular files"),
+            "remove it, or write the report somewhere else",
+        )
+        .into(),
+        crate::durable::Error::Io(e) => Fix::new(
+            format!("cannot write {}: {e}", path.display()),
+            "give a path in a directory you can write to",
+        )
+        .into(),
+    })
+}
+
+/// Refuse an `--output` that names something other than a regular file
+/// (a device such as /dev/null, a FIFO, a symbolic link, a directory):
+/// writing it would replace that with a file. Called before a command
+/// runs, and again when its report is written.
+pub fn check_output(path: &Path) -> anyhow::Result<()> {
+    match crate::durable::check_target(path, &crate::durable::Options::SHARED) {
+        Ok(()) if path.file_name().is_some() => Ok(()),
+        Ok(()) => Err(Fix::new(
             format!("--output {} names no file", path.display()),
             "give a file path such as report.json",
         )
-    })?;
-    if path.is_dir() {
-        return Err(Fix::new(
+        .into()),
+        Err(crate::durable::Error::NotRegular {
+            what: "a directory",
+            ..
+        }) => Err(Fix::new(
             format!("--output {} is a directory", path.display()),
             "give a file path inside it, such as report.json",
         )
-        .into());
+        .into()),
+        Err(crate::durable::Error::NotRegular { what, .. }) => Err(Fix::new(
+            format!(
+                "--output {} is {what}, not a regular file; --output writes only regular files",
+                path.display()
+            ),
+            "omit --output to write to stdout (redirect it with > if you must), or give the path of a regular file",
+        )
+        .into()),
+        Err(crate::durable::Error::Io(e)) => Err(Fix::new(
+            format!("cannot inspect --output {}: {e}", path.display()),
+            "give a path in a directory you can write to",
+        )
+        .into()),
     }
-    let tmp = dir.join(format!(
-        ".{}.innotune-tmp.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let fail = |e: io::Error| -> anyhow::Error {
-        Fix::new(
+}
+
+/// Write `bytes` to `--output` `path` durably ([`crate::durable`]).
+fn write_output(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    check_output(path)?;
+    crate::durable::write(path, bytes, &crate::durable::Options::SHARED).map_err(|e| match e {
+        crate::durable::Error::NotRegular { .. } => check_output(path)
+            .err()
+            .unwrap_or_else(|| anyhow::anyhow!("{e}")),
+        crate::durable::Error::Io(e) => Fix::new(
             format!("cannot write --output {}: {e}", path.display()),
             "give a path in a directory you can write to",
         )
-        .into()
-    };
-    let result = (|| -> io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(&dir)?.sync_all()
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(fail(e));
-    }
-    Ok(())
+        .into(),
+    })
 }

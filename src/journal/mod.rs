@@ -8,11 +8,14 @@
 //!    the guard's life (a second run is refused with one line, however the
 //!    two race), writes the journal (0600), and routes
 //!    SIGINT/SIGTERM/SIGHUP to an immediate restore.
-//! 2. Every change is a [`Change`] (src/change): `g.apply(&host, change)`
-//!    captures the current value and fsyncs it to the journal *before* the
-//!    change is made. `g.set_sysfs`, `g.set_sysctl`, `g.remember_sysfs`,
-//!    `g.track_created`, `g.track_server`/`g.spawn_server` are thin
-//!    wrappers that build the right kind.
+//! 2. Every change is a [`Change`] (src/change), built by its kind's own
+//!    constructor (`SysfsAttr::set`, `Sysctl::new`, `CreatedDir::adopt`,
+//!    `ServerStarted::spawn`, …): `g.apply(&host, change)` captures the
+//!    current value and fsyncs it to the journal *before* the change is
+//!    made; `g.undo(id)` puts one back early, `g.release()` hands them all
+//!    over. The journal knows no kind: what a kind needs (a spawned pid
+//!    journaled before the lock is released, one entry per attribute) is
+//!    the change's own `apply` and [`Change::journal_once`].
 //! 3. Dropping the guard (normal return, `?` error, panic) restores (in
 //!    [`crate::change::Priority`] order), runs the post-undo hooks the
 //!    undone changes need, and removes the journal. A signal restores at
@@ -35,15 +38,14 @@ mod signals;
 pub use restore::{restore_entries, Outcome, RestoreReport, Restored};
 pub use signals::{set_interrupt_hook, InterruptHook};
 
-use crate::change::{Change, CreatedDir, ServerStarted, Sysctl, SysfsAttr};
+use crate::change::Change;
 use crate::error::Fix;
 use crate::host::Host;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Journal file format version (bump when an entry changes meaning).
@@ -215,7 +217,7 @@ fn check_version(path: &Path, v: &serde_json::Value) -> Result<()> {
         return Ok(());
     }
     let writer = match v.get("written_by").and_then(|w| w.as_str()) {
-        Some(w) => crate::probe::document::escape(w),
+        Some(w) => crate::output::escape(w),
         None => "an innotune that did not record its version".to_string(),
     };
     let owner = v.get("owner");
@@ -224,7 +226,7 @@ fn check_version(path: &Path, v: &serde_json::Value) -> Result<()> {
         field("pid").and_then(|p| p.as_u64()),
         field("command").and_then(|c| c.as_str()),
     ) {
-        (Some(pid), Some(cmd)) => format!(", pid {pid}: `{}`", crate::probe::document::escape(cmd)),
+        (Some(pid), Some(cmd)) => format!(", pid {pid}: `{}`", crate::output::escape(cmd)),
         _ => String::new(),
     };
     let what = match version {
@@ -241,46 +243,19 @@ fn check_version(path: &Path, v: &serde_json::Value) -> Result<()> {
     .into())
 }
 
-/// Write the journal so that it is on disk when this returns: a temporary
-/// file private to this process (`journal.json.PID.tmp`, created
-/// exclusively, mode 0600, never through a symlink), fsync, rename over the
-/// old one, fsync the directory.
+/// Write the journal so that it is on disk when this returns
+/// ([`crate::durable`], 0600, never over anything but a regular file).
 pub(crate) fn persist(path: &Path, j: &JournalFile) -> io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    let written = (|| {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(serde_json::to_string_pretty(j)?.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written?;
-    File::open(dir)?.sync_all()
+    let text = serde_json::to_string_pretty(j)? + "\n";
+    Ok(crate::durable::write(
+        path,
+        text.as_bytes(),
+        &crate::durable::Options::PRIVATE,
+    )?)
 }
 
 fn remove_journal(path: &Path) -> io::Result<()> {
-    match fs::remove_file(path) {
-        Ok(()) => {
-            if let Some(dir) = path.parent() {
-                File::open(dir)?.sync_all()?;
-            }
-            Ok(())
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-    }
+    crate::durable::remove(path)
 }
 
 /// Create the state directory (0700 when innotune creates it: the journal
@@ -346,14 +321,7 @@ fn busy(path: &Path) -> anyhow::Error {
 /// zombie counts as dead). Reads the live /proc: the owner is a process on
 /// this machine whatever `--root` a command replays.
 pub fn process_start_ticks(pid: u32) -> Option<u64> {
-    let stat = Host::live().read(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // fields[0] is field 3 (state); field 22 (starttime) is fields[19].
-    if fields.first() == Some(&"Z") || fields.first() == Some(&"X") {
-        return None;
-    }
-    fields.get(19)?.parse().ok()
+    crate::model::process::live_start_ticks(&Host::live(), pid)
 }
 
 /// This process's command line, `innotune …`, passwords redacted: what a
@@ -468,18 +436,34 @@ impl Inner {
         Ok(())
     }
 
-    /// Is a change of `kind` on `target` under `root` journaled already?
-    fn journaled(&self, kind: &str, target: &str, root: &Path) -> bool {
-        let root = serde_json::Value::from(root.to_string_lossy().into_owned());
-        self.file.entries.iter().any(|e| {
-            e.kind() == kind && e.change().target() == target && e.root().as_ref() == Some(&root)
-        })
+    /// The entry an earlier change of the same kind, target and root
+    /// holds, for a [`Change::journal_once`] change (`change` captured).
+    fn journaled_once(&self, change: &dyn Change) -> Option<u64> {
+        if !change.journal_once() {
+            return None;
+        }
+        let root = serde_json::to_value(change)
+            .ok()
+            .and_then(|v| v.get("root").cloned());
+        self.file
+            .entries
+            .iter()
+            .find(|e| {
+                e.kind() == change.typetag_name()
+                    && e.change().target() == change.target()
+                    && e.root() == root
+            })
+            .map(Entry::id)
     }
 
     /// Journal `change` (captured), then apply it; see [`Guard::apply`].
     fn apply(&mut self, host: &Host, mut change: Box<dyn Change>) -> Result<u64> {
         self.check_open()?;
         change.capture(host)?;
+        if let Some(id) = self.journaled_once(change.as_ref()) {
+            change.apply(host)?;
+            return Ok(id);
+        }
         let id = self.next_id();
         self.file.entries.push(Entry::Change {
             id,
@@ -593,124 +577,15 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// Set a sysfs attribute ([`SysfsAttr`]), journaling its original value
-    /// the first time this run touches it; later writes to the same
-    /// attribute go through a change of their own that is not journaled
-    /// again (the first entry already holds the value to restore).
-    pub fn set_sysfs(&self, host: &Host, path: impl AsRef<Path>, new_value: &str) -> Result<()> {
-        let path = path.as_ref();
-        let label = path.display().to_string();
-        let mut c = SysfsAttr::new(path, new_value, &label);
-        let mut inner = lock(&self.shared);
-        inner.check_open()?;
-        if inner.journaled("sysfs", &label, host.root()) {
-            c.capture(host)?;
-            c.apply(host)
-        } else {
-            inner.apply(host, Box::new(c)).map(|_| ())
-        }
-    }
-
-    /// Set a sysctl (`vm.swappiness`) through /proc/sys ([`Sysctl`]).
-    pub fn set_sysctl(&self, host: &Host, name: &str, value: &str) -> Result<()> {
-        let mut c = Sysctl::new(name, value);
-        let mut inner = lock(&self.shared);
-        inner.check_open()?;
-        if inner.journaled("sysctl", name, host.root()) {
-            c.capture(host)?;
-            c.apply(host)
-        } else {
-            inner.apply(host, Box::new(c)).map(|_| ())
-        }
-    }
-
-    /// Journal a sysfs attribute's original value without changing it,
-    /// because another change resets it (switching the scheduler resets
-    /// `nr_requests`): restore then writes it back.
-    pub fn remember_sysfs(&self, host: &Host, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        let mut inner = lock(&self.shared);
-        if inner.journaled("sysfs", &path.display().to_string(), host.root()) {
-            return Ok(());
-        }
-        inner
-            .apply(host, Box::new(SysfsAttr::remember(path)))
-            .map(|_| ())
-    }
-
-    /// Journal a work directory innotune has just created (with
-    /// `create_dir`, so it is certain to be ours) and mark it
-    /// ([`CreatedDir::adopt`]); restore deletes it with its contents.
-    pub fn track_created(&self, path: &Path) -> Result<()> {
-        if !path.is_dir() {
-            anyhow::bail!(
-                "internal: {} is not a directory; files are created through a Change",
-                path.display()
-            );
-        }
-        let mut inner = lock(&self.shared);
-        inner
-            .apply(&Host::live(), Box::new(CreatedDir::adopt(path)))
-            .map(|_| ())
-    }
-
-    /// Journal a server about to be started in `dir` (before its data
-    /// directory is initialised: the bootstrap server counts too). Call
-    /// [`Guard::spawn_server`] to start it and [`Guard::forget_server`]
-    /// once it has been stopped cleanly.
-    pub fn track_server(&self, dir: &Path) -> Result<()> {
-        let mut inner = lock(&self.shared);
-        inner
-            .apply(&Host::live(), Box::new(ServerStarted::new(dir)))
-            .map(|_| ())
-    }
-
-    fn server_entry(inner: &Inner, dir: &Path) -> Option<usize> {
-        let t = dir.display().to_string();
-        inner
-            .file
-            .entries
-            .iter()
-            .position(|e| e.kind() == "server" && e.change().target() == t)
-    }
-
-    /// Spawn the server of `dir` (journaled with [`Guard::track_server`])
-    /// and journal its pid and start time before returning. The journal's
-    /// lock is held throughout, so a signal's restore runs either before the
-    /// spawn (nothing started) or after the pid is on disk. If the pid
-    /// cannot be journaled the server is killed at once.
-    pub fn spawn_server(&self, dir: &Path, cmd: &mut Command) -> Result<Child> {
-        let mut inner = lock(&self.shared);
-        inner.check_open()?;
-        let Some(i) = Self::server_entry(&inner, dir) else {
-            anyhow::bail!("server in {} was not journaled first", dir.display());
-        };
-        let mut child = cmd
-            .spawn()
-            .with_context(|| format!("starting {}", cmd.get_program().to_string_lossy()))?;
-        let pid = child.id();
-        let id = inner.file.entries[i].id();
-        inner.file.entries[i] = Entry::Change {
-            id,
-            change: Box::new(ServerStarted {
-                dir: dir.to_path_buf(),
-                pid: Some(pid),
-                start_ticks: process_start_ticks(pid),
-            }),
-        };
-        if let Err(e) = inner.persist() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(e);
-        }
-        Ok(child)
-    }
-
     /// Capture `change`'s current state, journal it (on disk), then apply
     /// it; the journal is written again afterwards, since applying may add
-    /// to what the change remembers. Returns the handle for
-    /// [`Guard::undo`]. If applying fails, the entry stays journaled and is
-    /// undone with the rest.
+    /// to what the change remembers (a written file's hash, a spawned
+    /// server's pid). The journal's lock is held from the capture to that
+    /// second write, so a signal's restore sees the change before it is
+    /// made or after what it made is on disk. Returns the handle for
+    /// [`Guard::undo`] (a [`Change::journal_once`] change already journaled
+    /// is applied, and the first one's handle returned). If applying fails,
+    /// the entry stays journaled and is undone with the rest.
     pub fn apply(&self, host: &Host, change: Box<dyn Change>) -> Result<u64> {
         lock(&self.shared).apply(host, change)
     }
@@ -742,15 +617,6 @@ impl Guard {
         let entries = std::mem::take(&mut inner.file.entries);
         inner.persist()?;
         Ok(entries)
-    }
-
-    /// Drop the entry of the server in `dir`: it was stopped cleanly.
-    pub fn forget_server(&self, dir: &Path) -> Result<()> {
-        let mut inner = lock(&self.shared);
-        if let Some(i) = Self::server_entry(&inner, dir) {
-            inner.file.entries.remove(i);
-        }
-        inner.persist()
     }
 
     /// Put everything back now; entries that could not be restored stay in

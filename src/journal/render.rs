@@ -2,10 +2,27 @@
 //! per entry with its outcome, and what became of the journal.
 
 use super::restore::{Outcome, RestoreReport};
+use crate::error::exit;
 use crate::export::doc::{Cell, Column, Table, Tone};
 use crate::export::Document;
 
-pub(super) fn document(r: &RestoreReport) -> Document {
+impl crate::export::Report for RestoreReport {
+    const COMMAND: &'static str = "restore";
+    fn document(&self) -> Document {
+        document(self)
+    }
+    /// 0: nothing pending, or everything put back (or listed, with
+    /// `--dry-run`); 2: something could not be restored (journal kept).
+    fn exit_code(&self) -> i32 {
+        if self.failed() > 0 {
+            exit::ERROR
+        } else {
+            exit::OK
+        }
+    }
+}
+
+fn document(r: &RestoreReport) -> Document {
     // No title: the first line says which journal, or that there is none.
     let mut d = Document::new("");
     if !r.found {

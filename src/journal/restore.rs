@@ -2,7 +2,7 @@
 
 use super::{load, remove_journal, Entry, Owner};
 use crate::change::{Hook, HookRun, Priority};
-use crate::error::{exit, Fix};
+use crate::error::Fix;
 use anyhow::Result;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -157,22 +157,6 @@ impl RestoreReport {
             .iter()
             .filter(|r| matches!(r.outcome, Outcome::Failed { .. }))
             .count()
-    }
-}
-
-impl crate::export::Report for RestoreReport {
-    const COMMAND: &'static str = "restore";
-    fn document(&self) -> crate::export::Document {
-        super::render::document(self)
-    }
-    /// 0: nothing pending, or everything put back (or listed, with
-    /// `--dry-run`); 2: something could not be restored (journal kept).
-    fn exit_code(&self) -> i32 {
-        if self.failed() > 0 {
-            exit::ERROR
-        } else {
-            exit::OK
-        }
     }
 }
 

@@ -2,7 +2,13 @@
 //! and the journal lives in a temp state directory.
 
 use super::*;
+use crate::change::{CreatedDir, ServerStarted, Sysctl, SysfsAttr};
 use std::fs;
+
+/// Set a sysfs attribute under `g`, as sweep does.
+fn set(g: &Guard, h: &Host, path: &str, value: &str) -> Result<u64> {
+    g.apply(h, Box::new(SysfsAttr::set(path, value)))
+}
 
 struct Fx {
     root: tempfile::TempDir,
@@ -47,9 +53,9 @@ fn original_is_on_disk_before_the_change_and_drop_restores() {
     let h = fx.host();
     {
         let g = Journal::begin_in(fx.state.path(), "test", false).unwrap();
-        g.set_sysfs(&h, SDX, "none").unwrap();
-        g.set_sysfs(&h, SDX, "kyber").unwrap();
-        g.set_sysfs(&h, SDY, "mq-deadline").unwrap();
+        set(&g, &h, SDX, "none").unwrap();
+        set(&g, &h, SDX, "kyber").unwrap();
+        set(&g, &h, SDY, "mq-deadline").unwrap();
         // The fixture file now holds what we wrote (a real sysfs file would
         // show the bracketed list; restore handles both).
         assert_eq!(fx.read(SDX), "kyber");
@@ -74,11 +80,12 @@ fn crash_leaves_journal_and_restore_puts_back() {
     let fx = Fx::new();
     let h = fx.host();
     let g = Journal::begin_in(fx.state.path(), "sweep /x", false).unwrap();
-    g.set_sysfs(&h, SDX, "none").unwrap();
-    g.set_sysfs(&h, SDX_NR, "8").unwrap();
+    set(&g, &h, SDX, "none").unwrap();
+    set(&g, &h, SDX_NR, "8").unwrap();
     let work = fx.state.path().join(".innotune-work");
     fs::create_dir(&work).unwrap();
-    g.track_created(&work).unwrap();
+    g.apply(&Host::live(), Box::new(CreatedDir::adopt(&work)))
+        .unwrap();
     fs::write(work.join("f"), "x").unwrap();
     // Simulate a crash: the guard never runs its destructor.
     g.simulate_crash();
@@ -116,7 +123,7 @@ fn crash_leaves_journal_and_restore_puts_back() {
 fn live_owner_blocks_a_second_run_and_restore() {
     let fx = Fx::new();
     let g = Journal::begin_in(fx.state.path(), "first", false).unwrap();
-    g.set_sysfs(&fx.host(), SDX, "none").unwrap();
+    set(&g, &fx.host(), SDX, "none").unwrap();
     let err = Journal::begin_in(fx.state.path(), "second", false)
         .err()
         .unwrap();
@@ -139,8 +146,8 @@ fn scheduler_is_restored_before_nr_requests() {
     let fx = Fx::new();
     let h = fx.host();
     let g = Journal::begin_in(fx.state.path(), "t", false).unwrap();
-    g.set_sysfs(&h, SDX_NR, "8").unwrap();
-    g.set_sysfs(&h, SDX, "none").unwrap();
+    set(&g, &h, SDX_NR, "8").unwrap();
+    set(&g, &h, SDX, "none").unwrap();
     let entries = g.entries();
     std::mem::forget(g);
     let results = restore_entries(&entries, false);
@@ -155,7 +162,7 @@ fn vanished_device_is_gone_not_failed() {
     let fx = Fx::new();
     let h = fx.host();
     let g = Journal::begin_in(fx.state.path(), "t", false).unwrap();
-    g.set_sysfs(&h, SDY, "mq-deadline").unwrap();
+    set(&g, &h, SDY, "mq-deadline").unwrap();
     fs::remove_dir_all(fx.root.path().join("sys/block/sdy")).unwrap();
     let r = g.restore_all();
     assert_eq!(r[0].outcome, Outcome::Gone);
@@ -166,8 +173,7 @@ fn vanished_device_is_gone_not_failed() {
 fn unreadable_attribute_changes_nothing() {
     let fx = Fx::new();
     let g = Journal::begin_in(fx.state.path(), "t", false).unwrap();
-    let err = g
-        .set_sysfs(&fx.host(), "/sys/block/nope/queue/scheduler", "none")
+    let err = set(&g, &fx.host(), "/sys/block/nope/queue/scheduler", "none")
         .err()
         .unwrap();
     assert!(err.to_string().contains("nothing was changed"), "{err}");
@@ -182,7 +188,8 @@ fn sysctl_is_a_proc_sys_write_back() {
     fs::write(p.join("swappiness"), "60\n").unwrap();
     {
         let g = Journal::begin_in(fx.state.path(), "t", false).unwrap();
-        g.set_sysctl(&fx.host(), "vm.swappiness", "1").unwrap();
+        g.apply(&fx.host(), Box::new(Sysctl::new("vm.swappiness", "1")))
+            .unwrap();
         assert_eq!(fx.read("/proc/sys/vm/swappiness"), "1");
         assert_eq!(g.entries()[0].path(), Path::new("vm.swappiness"));
         assert_eq!(g.entries()[0].kind(), "sysctl");
@@ -319,13 +326,12 @@ impl Drop for FakeServer {
 }
 
 fn server(dir: &Path, pid: Option<u32>, start_ticks: Option<u64>) -> Entry {
+    let mut s = ServerStarted::new(dir);
+    s.pid = pid;
+    s.start_ticks = start_ticks;
     Entry::Change {
         id: 1,
-        change: Box::new(crate::change::ServerStarted {
-            dir: dir.to_path_buf(),
-            pid,
-            start_ticks,
-        }),
+        change: Box::new(s),
     }
 }
 
@@ -400,7 +406,7 @@ fn a_server_journaled_without_a_pid_is_found_by_its_command_line() {
 
 #[test]
 fn servers_stop_before_any_directory_is_deleted() {
-    use crate::change::{CreatedDir, CreatedFile, SysfsAttr};
+    use crate::change::CreatedFile;
     let entries = [
         entry(CreatedDir::adopt("/m/.innotune-sweep.1")),
         entry(SysfsAttr::remember(SDX_NR)),
@@ -417,22 +423,35 @@ fn guard_journals_the_pid_at_spawn_and_stops_the_server_on_drop() {
     let fx = Fx::new();
     let work = tempfile::tempdir().unwrap();
     let dir = work.path().join("sb");
+    let live = Host::live();
     let g = Journal::begin_in(fx.state.path(), "t", false).unwrap();
+    // Before the data directory is initialised: no pid yet.
+    let boot = g.apply(&live, Box::new(ServerStarted::new(&dir))).unwrap();
+    let on_disk = load(&fx.journal()).unwrap().unwrap();
+    assert_eq!(on_disk.entries, [server(&dir, None, None)]);
+    // A spawn that fails leaves its entry journaled, without a pid.
+    let (bad, spawned) =
+        ServerStarted::spawn(&dir, std::process::Command::new("/nonexistent/mariadbd"));
+    let err = g.apply(&live, Box::new(bad)).err().unwrap();
+    assert!(
+        err.to_string().contains("starting /nonexistent/mariadbd"),
+        "{err}"
+    );
+    assert!(spawned.child().is_none());
+    assert_eq!(g.entries().len(), 2);
     let mut cmd = std::process::Command::new("sleep");
     cmd.arg0(format!("--defaults-file={}", dir.join("my.cnf").display()))
         .arg("120");
-    let err = g.spawn_server(&dir, &mut cmd).err().unwrap();
-    assert!(err.to_string().contains("not journaled"), "{err}");
-    g.track_server(&dir).unwrap();
-    let on_disk = load(&fx.journal()).unwrap().unwrap();
-    assert_eq!(on_disk.entries, [server(&dir, None, None)]);
-    let mut child = g.spawn_server(&dir, &mut cmd).unwrap();
+    let (change, spawned) = ServerStarted::spawn(&dir, cmd);
+    let id = g.apply(&live, Box::new(change)).unwrap();
+    let mut child = spawned.child().unwrap();
+    assert!(spawned.child().is_none(), "handed over once");
     let pid = child.id();
     let on_disk = load(&fx.journal()).unwrap().unwrap();
     assert_eq!(
-        on_disk.entries,
-        [server(&dir, Some(pid), process_start_ticks(pid))],
-        "pid and start time are on disk when spawn returns"
+        on_disk.entries[2],
+        server(&dir, Some(pid), process_start_ticks(pid)).with_id(id),
+        "pid and start time are on disk when apply returns"
     );
     let t0 = std::time::Instant::now();
     while !crate::sandbox::runs_from(pid, &dir) {
@@ -443,10 +462,11 @@ fn guard_journals_the_pid_at_spawn_and_stops_the_server_on_drop() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGTERM));
     assert!(!fx.journal().exists());
+    let _ = boot;
 
-    // forget_server: stopped elsewhere, nothing left to do.
+    // Stopped cleanly elsewhere: undoing its entry finds it gone.
     let g = Journal::begin_in(fx.state.path(), "t", false).unwrap();
-    g.track_server(&dir).unwrap();
-    g.forget_server(&dir).unwrap();
+    let boot = g.apply(&live, Box::new(ServerStarted::new(&dir))).unwrap();
+    assert_eq!(g.undo(boot).unwrap().outcome, Outcome::Gone);
     assert!(g.entries().is_empty());
 }

@@ -15,7 +15,8 @@
 //! | memory | [`meminfo::read`] | procfs-core `Meminfo` |
 //! | host-wide knobs (CPUs, NUMA, vm.*, THP, cmdline) | [`system::read`] | |
 //! | processes: server pids, argv, limits, start time | [`process`] | procfs-core `Limits`, `Stat` |
-//! | running MySQL/MariaDB servers and their datadirs | [`server::find`] | `db::optfile` |
+//! | MySQL option files (`my.cnf`, `!include`) | [`optfile::Options`] | [`optfile`] (hand-written, see there) |
+//! | running MySQL/MariaDB servers and their datadirs | [`server::find`] | [`optfile`] |
 //! | I/O counters | [`diskstats::read`] | procfs-core `DiskStat` |
 //! | host CPU time (busy, iowait, steal) | [`cpustat::read`] | procfs-core `KernelStats` |
 //!
@@ -46,6 +47,7 @@ pub mod cpustat;
 pub mod diskstats;
 pub mod meminfo;
 pub mod mount;
+pub mod optfile;
 pub mod process;
 pub mod server;
 pub mod stack;
@@ -167,6 +169,30 @@ impl HostModel {
             .into());
         }
         Ok(self.stack_under(path))
+    }
+
+    /// The stack under `path` and its devices with a switchable scheduler
+    /// ([`stack::Stack::scheduled`]), or an error naming the stack when
+    /// none has one (tmpfs, overlay, a network filesystem).
+    pub fn scheduled_under(&self, path: &Path) -> Result<stack::Stack> {
+        let stack = self.stack_of(path)?;
+        if stack.scheduled().is_empty() {
+            let names = stack.names();
+            return Err(Fix::new(
+                format!(
+                    "no device under {} has an I/O scheduler (stack: {})",
+                    path.display(),
+                    if names.is_empty() {
+                        "none found".into()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+                "give a path on a block-device filesystem (not tmpfs/overlay/network)",
+            )
+            .into());
+        }
+        Ok(stack)
     }
 
     /// Kernel names ("loop0", "vda", "sda1", "md0", "dm-0", …) of every

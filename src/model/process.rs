@@ -158,8 +158,22 @@ pub fn start_ticks(host: &Host, pid: u32) -> Option<u64> {
     parse_start_ticks(&text)
 }
 
+/// Start time of a process that is still running: [`start_ticks`], or
+/// `None` when it has exited (a zombie, state `Z` or `X`, has exited: it
+/// keeps its pid only until its parent reaps it).
+pub fn live_start_ticks(host: &Host, pid: u32) -> Option<u64> {
+    let text = host.read(format!("/proc/{pid}/stat")).ok()?;
+    let stat = parse_stat(&text)?;
+    (!matches!(stat.state, 'Z' | 'X')).then_some(stat.starttime)
+}
+
 /// Field 22 of a stat line, parsed by procfs-core.
 pub fn parse_start_ticks(text: &str) -> Option<u64> {
+    parse_stat(text).map(|s| s.starttime)
+}
+
+/// A stat line, parsed by procfs-core.
+fn parse_stat(text: &str) -> Option<procfs_core::process::Stat> {
     // procfs-core slices around the `(comm)` parentheses without checking
     // they are where the kernel puts them; check first.
     let t = text.trim();
@@ -173,9 +187,7 @@ pub fn parse_start_ticks(text: &str) -> Option<u64> {
     {
         return None;
     }
-    procfs_core::process::Stat::from_read(t.as_bytes())
-        .ok()
-        .map(|s| s.starttime)
+    procfs_core::process::Stat::from_read(t.as_bytes()).ok()
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! on: its datadir and its open-files and process limits (a server capped
 //! at 1024 open files cannot keep its tablespaces open).
 
+use super::optfile::{Groups, Options};
 use super::process::{self, Limit};
-use crate::db::optfile::{Groups, Options};
 use crate::host::{Host, Known};
 use serde::Serialize;
 use std::path::Path;
@@ -104,7 +104,7 @@ fn arg_value(args: &[String], name: &str) -> Option<String> {
 /// The datadir: `--datadir` on the command line, else the option files the
 /// server reads (`--defaults-file` alone if given, else /etc/my.cnf and
 /// /etc/mysql/my.cnf, then `--defaults-extra-file`), else the compiled-in
-/// default /var/lib/mysql. Parsing is `db::optfile`'s, in server scope.
+/// default /var/lib/mysql. Parsing is [`super::optfile`]'s, in server scope.
 pub fn datadir(host: &Host, args: &[String]) -> (String, String) {
     if let Some(d) = arg_value(args, "datadir") {
         return (d, "cmdline".into());

@@ -199,6 +199,53 @@ impl Stack {
         }
         names
     }
+
+    /// The devices that queue requests through an I/O scheduler the kernel
+    /// lets one switch (whole disks, loop devices; not bio-based md/dm,
+    /// whose `scheduler` is a bare `none`), top first, each once: what
+    /// sweep switches and trace's block tracepoints report.
+    pub fn scheduled(&self) -> Vec<&StackDevice> {
+        let mut out: Vec<&StackDevice> = Vec::new();
+        for d in &self.devices {
+            if d.queue.as_ref().is_some_and(|q| q.switchable())
+                && !out.iter().any(|x| x.name == d.name)
+            {
+                out.push(d);
+            }
+        }
+        out
+    }
+}
+
+/// Keep the `devices` that `wanted` names (`--device`), in stack order;
+/// every name must be one of them. Nothing wanted keeps them all.
+pub fn only<T>(
+    devices: Vec<T>,
+    name: impl Fn(&T) -> &str,
+    wanted: &[String],
+    path: &std::path::Path,
+) -> anyhow::Result<Vec<T>> {
+    if wanted.is_empty() {
+        return Ok(devices);
+    }
+    if let Some(bad) = wanted
+        .iter()
+        .find(|n| !devices.iter().any(|d| name(d) == n.as_str()))
+    {
+        let have: Vec<&str> = devices.iter().map(&name).collect();
+        return Err(crate::error::Fix::new(
+            format!(
+                "{bad} is not a device with a scheduler under {}",
+                path.display()
+            ),
+            format!("--device takes one or more of: {}", have.join(", ")),
+        )
+        .into());
+    }
+    Ok(devices
+        .into_iter()
+        .filter(|d| wanted.iter().any(|n| n == name(d)))
+        .collect())
 }
 
 pub const MAX_DEPTH: usize = 16;

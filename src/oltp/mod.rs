@@ -32,6 +32,7 @@
 pub mod cli;
 pub mod hist;
 pub mod limits;
+mod lines;
 mod prepare;
 pub mod rand;
 mod render;

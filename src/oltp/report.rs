@@ -3,7 +3,7 @@
 use super::prepare::{check_tables, cleanup, prepare};
 use super::rand::RandSpec;
 use super::result::{Interval, OltpResult, PrepareResult};
-use super::{cli, render, runner, IgnoreErrors, OltpOptions};
+use super::{cli, lines, runner, IgnoreErrors, OltpOptions};
 use crate::command::{Command, Env};
 use crate::db::{Endpoint, ServerVersion};
 use crate::error::Fix;
@@ -165,12 +165,12 @@ fn drive(env: &Env, args: &cli::OltpArgs) -> Result<OltpReport> {
             for &t in &threads {
                 opts.threads = t;
                 if single && stream.is_enabled() {
-                    stream.line(render::header(&opts.effective()));
+                    stream.line(lines::header(&opts.effective()));
                 }
                 let pct = opts.percentile;
                 let mut on_iv = |iv: &Interval| {
                     if single {
-                        stream.line(render::interval_line(iv, pct));
+                        stream.line(lines::interval_line(iv, pct));
                     }
                 };
                 if !single && env.progress.shown() {

@@ -87,3 +87,30 @@ pub fn warn(msg: impl AsRef<str>) {
     };
     eprintln!("{} {}", style.warn("innotune: warning:"), msg.as_ref());
 }
+
+/// Show control characters as visible escapes (`\e`, `\n`, `\t`, `\x07`),
+/// as `ls -b` does, and the backslash itself as `\\` so the result is
+/// unambiguous. Bidirectional-override characters (which can make a path
+/// read differently from what it is) are shown as `\u{202e}`.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\x1b' => out.push_str("\\e"),
+            c if (c as u32) < 0x20 || c == '\x7f' => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control()
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
+            {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -26,12 +26,14 @@ mod profile;
 mod render;
 mod report;
 
-pub use process::runs_from;
+pub use crate::change::server::runs_from;
 pub use profile::{Profile, CAPACITY, CAPACITY_THREADS};
 pub use report::SandboxReport;
 
+use crate::change::ServerStarted;
 use crate::db::{ConnSpec, ServerVersion};
 use crate::error::Fix;
+use crate::journal::Guard;
 use anyhow::{Context, Result};
 use process::{binary_version, find_binary, free_port, pid_alive, tail};
 use serde::{Deserialize, Serialize};
@@ -94,6 +96,16 @@ pub struct Sandbox {
     done: bool,
 }
 
+/// `dir` from the root: the path the server's `--defaults-file` names,
+/// and so the one its journal entries and `runs_from` compare.
+fn absolute(dir: &Path) -> Result<PathBuf> {
+    Ok(if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(dir)
+    })
+}
+
 impl Sandbox {
     pub fn socket(&self) -> &Path {
         &self.state.socket
@@ -120,24 +132,56 @@ impl Sandbox {
 
     /// Initialise (unless DIR holds a kept sandbox), start, wait until ready.
     pub fn start(opts: SandboxOpts) -> Result<Sandbox> {
-        Self::start_with(opts, &mut |c: &mut Command| {
+        Self::start_with(opts, &mut |mut c: Command| {
             c.spawn()
                 .with_context(|| format!("starting {}", c.get_program().to_string_lossy()))
         })
     }
 
+    /// [`Sandbox::start`] under a journal: the server is journaled before
+    /// its data directory is initialised ([`ServerStarted::new`]: any
+    /// server naming DIR's my.cnf, the bootstrap one too), and again as it
+    /// is spawned ([`ServerStarted::spawn`]: its pid and start time are on
+    /// disk before a signal's restore can run). Returns the journal's
+    /// handles for both, to undo once the sandbox is stopped cleanly (they
+    /// then find nothing left to stop).
+    pub fn start_journaled(opts: SandboxOpts, guard: &Guard) -> Result<(Sandbox, Vec<u64>)> {
+        let live = crate::host::Host::live();
+        let dir = absolute(&opts.dir)?;
+        let mut ids = vec![guard.apply(&live, Box::new(ServerStarted::new(&dir)))?];
+        let sb = Self::start_with(opts, &mut |cmd: Command| {
+            let (change, spawned) = ServerStarted::spawn(&dir, cmd);
+            let journaled = guard.apply(&live, Box::new(change));
+            let child = spawned.child();
+            match (journaled, child) {
+                (Ok(id), Some(child)) => {
+                    ids.push(id);
+                    Ok(child)
+                }
+                (Ok(_), None) => {
+                    anyhow::bail!("internal: the server of {} was not spawned", dir.display())
+                }
+                (Err(e), child) => {
+                    // Spawned but its pid could not be journaled: stop it now.
+                    if let Some(mut c) = child {
+                        let _ = c.kill();
+                        let _ = c.wait();
+                    }
+                    Err(e)
+                }
+            }
+        })?;
+        Ok((sb, ids))
+    }
+
     /// [`Sandbox::start`], with `spawn` starting the server process from
-    /// the command it is given: a journal records the pid there, at the
-    /// moment the server exists (see `journal::Guard::spawn_server`).
+    /// the command it is given (a journal records the pid there, at the
+    /// moment the server exists: [`Sandbox::start_journaled`]).
     pub fn start_with(
         opts: SandboxOpts,
-        spawn: &mut dyn FnMut(&mut Command) -> Result<Child>,
+        spawn: &mut dyn FnMut(Command) -> Result<Child>,
     ) -> Result<Sandbox> {
-        let dir = if opts.dir.is_absolute() {
-            opts.dir.clone()
-        } else {
-            std::env::current_dir()?.join(&opts.dir)
-        };
+        let dir = absolute(&opts.dir)?;
         let sock = socket_path(&dir);
         if sock.as_os_str().len() > MAX_SOCKET_PATH {
             anyhow::bail!(Fix::new(
@@ -224,7 +268,7 @@ impl Sandbox {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0);
-        let child = spawn(&mut cmd)?;
+        let child = spawn(cmd)?;
         sb.state.pid = child.id();
         sb.child = Some(child);
         write_state(&dir, &sb.state)?;

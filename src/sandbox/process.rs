@@ -55,18 +55,6 @@ pub(super) fn pid_alive(pid: u32) -> bool {
     }
 }
 
-/// Is `pid` the server of the sandbox in `dir`: does its command line
-/// carry the argument `--defaults-file=DIR/my.cnf`? Every server a sandbox
-/// starts does (and so does mariadb-install-db's bootstrap server); a
-/// recycled pid, or a sandbox in `DIR2` whose name starts with DIR, does
-/// not. Shared with the journal, which stops sandboxes after a crash.
-pub fn runs_from(pid: u32, dir: &Path) -> bool {
-    let want = format!("--defaults-file={}", dir.join("my.cnf").display());
-    fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|c| c.split(|&b| b == 0).any(|a| a == want.as_bytes()))
-        .unwrap_or(false)
-}
-
 pub(super) fn tail(path: &Path, n: usize) -> String {
     let t = fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();

@@ -1,6 +1,7 @@
+pub use super::options::Objective;
 use super::options::{Progress, SweepOptions};
 use super::server::OltpSettings;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
 
 /// Compare I/O schedulers on every device under PATH, with confidence
@@ -214,19 +215,6 @@ fn parse_file_size(s: &str) -> Result<u64, String> {
         Ok(v) => Ok(v),
         Err(e) => Err(e.to_string()),
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Objective {
-    /// IOPS decides (tps for OLTP workloads).
-    Throughput,
-    /// p99 latency decides (the transaction's for OLTP workloads).
-    Latency,
-    /// IOPS (tps) per millisecond of p99 latency decides (one composite per
-    /// trial, so each workload is one test: +10% IOPS bought with +10% p99
-    /// is a tie).
-    Balanced,
 }
 
 /// `3%` → 0.03, `0.03` → 0.03, `3` → 0.03 (a bare number ≥ 1 is percent).

@@ -24,6 +24,7 @@ pub mod workload;
 pub use options::{Event, Progress, SweepOptions, DEFAULT_WORKLOADS};
 pub use report::SweepReport;
 
+use crate::change::{CreatedDir, SysfsAttr};
 use crate::command::{Command, Env};
 use crate::error::Fix;
 use crate::host::Host;
@@ -162,11 +163,12 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
             "give a directory you can write to",
         )
     })?;
-    guard.track_created(&workdir)?;
+    guard.apply(&Host::live(), Box::new(CreatedDir::adopt(&workdir)))?;
     // Switching the scheduler resets nr_requests: remember it up front.
     for d in &devices {
         if d.nr_requests.is_some() {
-            guard.remember_sysfs(host, attr(&d.name, "nr_requests"))?;
+            let nr = attr(&d.name, "nr_requests");
+            guard.apply(host, Box::new(SysfsAttr::remember(nr)))?;
         }
     }
     // Every file laid out under the settings found at start, before any
@@ -385,7 +387,7 @@ fn apply(guard: &Guard, host: &Host, devices: &[Device], c: &Candidate) -> Resul
         let now = crate::change::sysfs::read_value(host, std::path::Path::new(&sched))
             .unwrap_or_default();
         if now != c.scheduler {
-            guard.set_sysfs(host, &sched, &c.scheduler)?;
+            guard.apply(host, Box::new(SysfsAttr::set(sched, &c.scheduler)))?;
         }
         let nr = c.nr_requests.map(|v| v.to_string());
         let ra = c.read_ahead_kb.map(|v| v.to_string());
@@ -393,7 +395,7 @@ fn apply(guard: &Guard, host: &Host, devices: &[Device], c: &Candidate) -> Resul
             if let Some(v) = v {
                 let p = attr(&d.name, name);
                 if host.read_trim(&p).ok().as_deref() != Some(v.as_str()) {
-                    guard.set_sysfs(host, &p, &v)?;
+                    guard.apply(host, Box::new(SysfsAttr::set(p, &v)))?;
                 }
             }
         }

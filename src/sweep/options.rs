@@ -1,7 +1,6 @@
 //! What a sweep is asked to do, as plain data: `sweep::run` builds it from
 //! the command line, a library caller (the future `tune`) builds it in code.
 
-use super::cli::Objective;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -216,4 +215,17 @@ impl Drop for Reporter {
             b.finish_and_clear();
         }
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// IOPS decides (tps for OLTP workloads).
+    Throughput,
+    /// p99 latency decides (the transaction's for OLTP workloads).
+    Latency,
+    /// IOPS (tps) per millisecond of p99 latency decides (one composite per
+    /// trial, so each workload is one test: +10% IOPS bought with +10% p99
+    /// is a tie).
+    Balanced,
 }

@@ -200,6 +200,8 @@ impl OltpPlan {
 /// cleanly; the journal entry then finds it gone.
 pub struct OltpServer {
     sb: Sandbox,
+    /// The journal's handles for the server, undone once it is stopped.
+    journaled: Vec<u64>,
     spec: ConnSpec,
     opts: OltpOptions,
     pub setup: OltpSetup,
@@ -216,13 +218,12 @@ impl OltpServer {
             opts,
         } = plan;
         let dir = setup.sandbox_dir.clone();
-        guard.track_server(&dir)?;
-        let sb = Sandbox::start_with(
+        let (sb, journaled) = Sandbox::start_journaled(
             SandboxOpts {
                 profile,
                 ..SandboxOpts::new(&dir)
             },
-            &mut |cmd| guard.spawn_server(&dir, cmd),
+            guard,
         )
         .context("starting the OLTP server")?;
         let spec = sb.conn_spec();
@@ -232,6 +233,7 @@ impl OltpServer {
         setup.dataset_bytes = dataset_bytes(&spec, &opts.db);
         Ok(OltpServer {
             sb,
+            journaled,
             spec,
             opts,
             setup,
@@ -248,12 +250,13 @@ impl OltpServer {
         oltp::run_workload(&self.spec, &o)
     }
 
-    /// Shut the server down cleanly, remove its directory, and drop its
-    /// journal entry (it no longer needs stopping).
+    /// Shut the server down cleanly, remove its directory, and undo its
+    /// journal entries (they find it gone).
     pub fn stop(self, guard: &Guard) -> Result<OltpSetup> {
-        let dir = self.setup.sandbox_dir.clone();
         self.sb.stop().context("stopping the OLTP server")?;
-        guard.forget_server(&dir)?;
+        for id in self.journaled {
+            guard.undo(id)?;
+        }
         Ok(self.setup)
     }
 }

@@ -1,7 +1,6 @@
 //! The devices a sweep switches: every device in the stack under the path
 //! that has a scheduler, with what it offers and holds now.
 
-use crate::error::Fix;
 use crate::host::Host;
 use crate::model::block::Queue;
 use anyhow::Result;
@@ -76,62 +75,23 @@ fn from_queue(d: &crate::model::stack::StackDevice, q: &Queue) -> Option<Device>
     })
 }
 
-/// Devices under `path` with a scheduler, top of the stack first.
+/// Devices under `path` with a scheduler, top of the stack first, and
+/// the names of the whole stack.
 pub fn devices_under(host: &Host, path: &Path) -> Result<(Vec<String>, Vec<Device>)> {
     // One walk: the stack's queues are the ones sweep decides on.
-    let walked = crate::model::HostModel::read(host).stack_of(path)?;
-    let stack = walked.names();
-    let mut devices: Vec<Device> = Vec::new();
-    for d in &walked.devices {
-        let Some(dev) = d.queue.as_ref().and_then(|q| from_queue(d, q)) else {
-            continue;
-        };
-        if !devices.iter().any(|x| x.name == dev.name) {
-            devices.push(dev);
-        }
-    }
-    if devices.is_empty() {
-        return Err(Fix::new(
-            format!(
-                "no device under {} has an I/O scheduler (stack: {})",
-                path.display(),
-                if stack.is_empty() {
-                    "none found".into()
-                } else {
-                    stack.join(", ")
-                }
-            ),
-            "give a path on a block-device filesystem (not tmpfs/overlay/network)",
-        )
-        .into());
-    }
-    Ok((stack, devices))
+    let walked = crate::model::HostModel::read(host).scheduled_under(path)?;
+    let devices = walked
+        .scheduled()
+        .into_iter()
+        .filter_map(|d| d.queue.as_ref().and_then(|q| from_queue(d, q)))
+        .collect();
+    Ok((walked.names(), devices))
 }
 
 /// Keep the devices named by `--device` (stack order); every name must be
 /// a device under `path` that has a scheduler.
 pub fn only(devices: Vec<Device>, names: &[String], path: &Path) -> Result<Vec<Device>> {
-    if names.is_empty() {
-        return Ok(devices);
-    }
-    if let Some(bad) = names
-        .iter()
-        .find(|n| !devices.iter().any(|d| &d.name == *n))
-    {
-        let have: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
-        return Err(Fix::new(
-            format!(
-                "{bad} is not a device with a scheduler under {}",
-                path.display()
-            ),
-            format!("--device takes one or more of: {}", have.join(", ")),
-        )
-        .into());
-    }
-    Ok(devices
-        .into_iter()
-        .filter(|d| names.contains(&d.name))
-        .collect())
+    crate::model::stack::only(devices, |d| d.name.as_str(), names, path)
 }
 
 #[cfg(test)]

@@ -246,11 +246,9 @@ pub fn resolve_targets(host: &Host, path: Option<&Path>, names: &[String]) -> Re
         Some(p) => {
             let abs = std::path::absolute(p)
                 .map_err(|e| Fix::new(format!("{}: {e}", p.display()), "give an existing path"))?;
-            let (_, devices) = crate::sweep::target::devices_under(host, &abs)?;
-            crate::sweep::target::only(devices, names, &abs)?
-                .into_iter()
-                .map(|d| d.name)
-                .collect()
+            let stack = crate::model::HostModel::read(host).scheduled_under(&abs)?;
+            let under: Vec<String> = stack.scheduled().iter().map(|d| d.name.clone()).collect();
+            crate::model::stack::only(under, |n| n.as_str(), names, &abs)?
         }
         None if names.is_empty() => {
             return Err(Fix::new(

@@ -456,7 +456,7 @@ fn recheck(host: &Host, c: &mut CheckReport, sweep_json: &Path) -> Result<()> {
         a.finding.change = a
             .settings
             .iter()
-            .find_map(|s| crate::apply::plan::runtime_change(&c.facts, s, None));
+            .find_map(|s| s.runtime_change(&c.facts, None));
     }
     c.findings = advice;
     c.rules = rules;
@@ -489,7 +489,10 @@ fn oltp_phase(
             "give a directory you can write to",
         )
     })?;
-    guard.track_created(&workdir)?;
+    guard.apply(
+        &Host::live(),
+        Box::new(crate::change::CreatedDir::adopt(&workdir)),
+    )?;
     let c = *clock;
     let progress = move |m: String| say(&c, "oltp", &m);
     let sh = shared.clone();

@@ -18,7 +18,7 @@ use crate::oltp::{self, OltpOptions, OltpResult, Workload};
 use crate::sandbox::{Profile, Sandbox, SandboxOpts};
 use anyhow::{Context, Result};
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Server variables carried from the live server into "before" (when it
@@ -230,7 +230,8 @@ pub const WORKLOADS: [Workload; 2] = [Workload::OltpReadOnly, Workload::OltpRead
 
 struct Side {
     sb: Sandbox,
-    dir: PathBuf,
+    /// The journal's handles for the server, undone once it is stopped.
+    journaled: Vec<u64>,
 }
 
 fn start(
@@ -247,29 +248,27 @@ fn start(
     for (k, v) in &vars.variables {
         text.push_str(&format!("{k} = {v}\n"));
     }
-    std::fs::write(profile_file, text)
-        .with_context(|| format!("writing {}", profile_file.display()))?;
+    crate::export::write_atomic(profile_file, text.as_bytes())?;
     let profile = Profile::parse(&profile_file.to_string_lossy())?;
-    guard.track_server(dir)?;
-    let sb = Sandbox::start_with(
+    let (sb, journaled) = Sandbox::start_journaled(
         SandboxOpts {
             profile,
             ..SandboxOpts::new(dir)
         },
-        &mut |cmd| guard.spawn_server(dir, cmd),
+        guard,
     )
     .with_context(|| format!("starting the {} server", vars.side))?;
     oltp::prepare(&sb.conn_spec(), opts, opts.threads.max(2))
         .with_context(|| format!("loading the {} server's tables", vars.side))?;
-    Ok(Side {
-        sb,
-        dir: dir.to_path_buf(),
-    })
+    Ok(Side { sb, journaled })
 }
 
 fn stop(side: Side, guard: &Guard) -> Result<()> {
     side.sb.stop()?;
-    guard.forget_server(&side.dir)
+    for id in side.journaled {
+        guard.undo(id)?;
+    }
+    Ok(())
 }
 
 /// Everything the phase needs.

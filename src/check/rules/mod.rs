@@ -126,6 +126,62 @@ impl Setting {
             reason: reason.into(),
         }
     }
+
+    /// The change that makes this setting true now (sysfs, /proc/sys,
+    /// `SET GLOBAL`/`SET PERSIST`), when it has one; its persistent form
+    /// is a file ([`super::emit`]). A scheduler switch also sets
+    /// `nr_requests` when given (the switch resets it).
+    pub fn runtime_change(
+        &self,
+        f: &Facts,
+        nr_requests: Option<&str>,
+    ) -> Option<Box<dyn crate::change::Change>> {
+        use crate::change::{ServerVariable, Sysctl, SysfsAttr};
+        Some(match self {
+            Setting::Queue {
+                device,
+                attr,
+                value,
+            } if attr == "scheduler" => Box::new(SysfsAttr::scheduler(device, value, nr_requests)),
+            Setting::Queue {
+                device,
+                attr,
+                value,
+            } => Box::new(SysfsAttr::new(
+                format!("/sys/block/{device}/queue/{attr}"),
+                value,
+                &format!("{device} {attr}"),
+            )),
+            Setting::Sysctl { name, value } => Box::new(Sysctl::new(name, value)),
+            Setting::Thp { value } => Box::new(SysfsAttr::new(
+                "/sys/kernel/mm/transparent_hugepage/enabled",
+                value,
+                "transparent hugepages",
+            )),
+            Setting::NetQueue {
+                nic,
+                queue,
+                attr,
+                value,
+            } => Box::new(SysfsAttr::new(
+                format!("/sys/class/net/{nic}/queues/{queue}/{attr}"),
+                value,
+                &format!("{nic} {queue} {attr}"),
+            )),
+            Setting::ServerVariable {
+                name,
+                value,
+                dynamic: true,
+                ..
+            } => {
+                let srv = f.server.as_ref()?;
+                // SET PERSIST exists from MySQL 8.0.11; MariaDB has none.
+                let persist = srv.is_mysql() && srv.at_least(8, 0, 11);
+                Box::new(ServerVariable::new(&srv.endpoint, name, value, persist))
+            }
+            _ => return None,
+        })
+    }
 }
 
 /// Server series a rule was written for.

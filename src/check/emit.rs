@@ -14,8 +14,8 @@
 //! stay in the file: a second apply writes the same bytes and changes
 //! nothing.
 
-use crate::check::facts::{cnf_bytes, parse_size, DeviceFacts, Facts};
-use crate::check::rules::{Advice, Setting};
+use super::facts::{cnf_bytes, parse_size, DeviceFacts, Facts};
+use super::rules::{Advice, Setting};
 use crate::host::Host;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -324,7 +324,7 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
             install: f.udev,
             note: (!f.udev).then(|| "udev is not installed here: the systemd unit does the same".to_string()),
         });
-        let service = crate::check::rules::limits::service_name(f);
+        let service = super::rules::limits::service_name(f);
         out.push(Emitted {
             kind: "systemd_unit",
             path: UNIT.into(),
@@ -380,7 +380,7 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
     }
     if let Some((service, value, why)) = nofile.or_else(|| {
         // Keep an installed drop-in as it is.
-        let svc = crate::check::rules::limits::service_name(f);
+        let svc = super::rules::limits::service_name(f);
         let p = format!("/etc/systemd/system/{svc}.d/{LIMITS_NAME}");
         old(&p).into_iter().next().and_then(|e| {
             let v = e.line.strip_prefix("LimitNOFILE=")?.parse().ok()?;

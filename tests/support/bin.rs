@@ -1,0 +1,33 @@
+//! The innotune binary as a command.
+
+use super::proc::{reset_signals, RUN_LIMIT};
+use std::path::Path;
+use std::process::Command;
+
+/// The binary under test.
+pub const INNOTUNE: &str = env!("CARGO_BIN_EXE_innotune");
+
+/// innotune as a `std::process::Command` (to spawn, signal and wait on
+/// with [`super::spawn`]), with default signal handling.
+pub fn innotune_sys() -> Command {
+    super::proc::sys(INNOTUNE)
+}
+
+/// innotune as an `assert_cmd::Command` (`.output()`, `.assert()`), with
+/// default signal handling and killed after [`RUN_LIMIT`] (it then
+/// reports having died of SIGKILL).
+pub fn innotune() -> assert_cmd::Command {
+    let mut std = Command::new(INNOTUNE);
+    reset_signals(&mut std);
+    let mut c = assert_cmd::Command::from_std(std);
+    c.timeout(RUN_LIMIT);
+    c
+}
+
+/// [`innotune`] with its own state directory (journal, lock), so a test
+/// never touches /var/lib/innotune or another test's journal.
+pub fn innotune_in(state: &Path) -> assert_cmd::Command {
+    let mut c = innotune();
+    c.env("INNOTUNE_STATE_DIR", state);
+    c
+}
