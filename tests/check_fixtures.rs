@@ -477,9 +477,9 @@ fn emit_never_replaces_anything_but_a_regular_file() {
     let state = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let emit = |dir: &Path| {
-        bin(state.path())
+        support::innotune_in(state.path())
             .arg("--root")
-            .arg(fixture("check-planted"))
+            .arg(support::fixture_host("check-planted"))
             .args(["check", "/var/lib/mysql", "--emit"])
             .arg(dir)
             .output()
