@@ -14,6 +14,7 @@
 //! - [`report`]: results (JSON) in, one HTML page or markdown out, side by side.
 //! - [`export`]: typed reports in, text / JSON / markdown / HTML out (one file per format).
 //! - [`output`]: the terminal: colour, progress and warnings on stderr.
+//! - [`command`]: the one shape of a command (`Command`, `Env`) and the dispatcher.
 //! - [`finding`], [`change`]: the shared vocabulary of advice and of host changes.
 //! - [`safety`]: refusals shared by every command that writes (datadirs).
 //! - [`durable`]: the one durable write (journals, records, reports, host files).
@@ -27,6 +28,7 @@ pub mod change;
 pub mod check;
 pub mod checksum;
 pub mod cli;
+pub mod command;
 pub mod db;
 pub mod durable;
 pub mod error;
@@ -49,64 +51,31 @@ pub mod trace;
 pub mod tune;
 pub mod units;
 
-/// What every command gets from the global flags.
-#[derive(Debug, Clone)]
-pub struct Ctx {
-    pub host: host::Host,
-    /// `--format`, `--color`, `--output`.
-    pub sink: export::Sink,
-}
-
-impl Ctx {
-    /// Render a report the way the user asked and return its exit code.
-    pub fn emit<R: export::Report>(&self, report: &R) -> anyhow::Result<i32> {
-        self.sink.emit(&self.host, report)
-    }
-
-    pub fn format(&self) -> export::Format {
-        self.sink.format
-    }
-}
-
-/// Run a parsed command line; returns the process exit code.
+/// Run a parsed command line; returns the process exit code. Every
+/// command goes through [`command::dispatch`].
 pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
-    use cli::Command;
-    let ctx = Ctx {
-        host: host::Host::with_root(&cli.root),
-        sink: export::Sink {
-            format: cli.format,
-            color: cli.color,
-            output: cli.output,
-        },
+    use cli::Command as C;
+    use command::dispatch;
+    let host = host::Host::with_root(&cli.root);
+    let sink = export::Sink {
+        format: cli.format,
+        color: cli.color,
+        output: cli.output,
     };
-    if cli.format == export::Format::Prometheus && !matches!(cli.command, Command::Check(_)) {
-        return Err(error::Fix::new(
-            "--format prometheus is only for `innotune check`",
-            "use --format json (or text, markdown) with this command",
-        )
-        .into());
-    }
-    if let Some(o) = &ctx.sink.output {
-        // Before the command runs, not only when its report is written.
-        export::check_output(o)?;
-    }
-    if !matches!(cli.command, Command::Restore(_)) {
-        journal::warn_if_pending();
-    }
     match cli.command {
-        Command::Probe(a) => probe::run(a, &ctx),
-        Command::Bench(a) => bench::run(a, &ctx),
-        Command::Sweep(a) => sweep::run(a, &ctx),
-        Command::Oltp(a) => oltp::run(*a, &ctx),
-        Command::Sandbox(a) => sandbox::run(a, &ctx),
-        Command::Checksum(a) => checksum::run(a, &ctx),
-        Command::Check(a) => check::run(a, &ctx),
-        Command::Apply(a) => apply::run(a, &ctx),
-        Command::Tune(a) => tune::run(a, &ctx),
-        Command::Merge(a) => merge::run(a, &ctx),
-        Command::Trace(a) => trace::run(a, &ctx),
-        Command::Report(a) => report::run(a, &ctx),
-        Command::Slowlog(a) => slowlog::run(a, &ctx),
-        Command::Restore(a) => apply::applied::run_restore(a, &ctx),
+        C::Probe(a) => dispatch(host, sink, a),
+        C::Bench(a) => dispatch(host, sink, a),
+        C::Sweep(a) => dispatch(host, sink, a),
+        C::Oltp(a) => dispatch(host, sink, *a),
+        C::Sandbox(a) => dispatch(host, sink, a),
+        C::Checksum(a) => dispatch(host, sink, a),
+        C::Check(a) => dispatch(host, sink, a),
+        C::Apply(a) => dispatch(host, sink, a),
+        C::Tune(a) => dispatch(host, sink, a),
+        C::Merge(a) => dispatch(host, sink, a),
+        C::Trace(a) => dispatch(host, sink, a),
+        C::Report(a) => dispatch(host, sink, a),
+        C::Slowlog(a) => dispatch(host, sink, a),
+        C::Restore(a) => dispatch(host, sink, a),
     }
 }

@@ -40,6 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("change", &["change"]),
     ("vocabulary", &["finding", "export"]),
     ("guards", &["safety", "journal"]),
+    ("frame", &["command"]),
     (
         "measurement",
         &[
@@ -55,12 +56,7 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// (from module or `*`, to module, a name the path must contain, why).
 /// They are left out of every rule. The test fails once one is no longer
 /// in the code, so this list only shrinks.
-const OWED: &[(&str, &str, &str, &str)] = &[(
-    "*",
-    "crate",
-    "Ctx",
-    "each command's run(args, &Ctx) goes when one Command trait and dispatcher replace it",
-)];
+const OWED: &[(&str, &str, &str, &str)] = &[];
 
 fn owed(e: &Edge) -> Option<usize> {
     OWED.iter().position(|(from, to, name, _)| {

@@ -142,6 +142,8 @@ fn quick_tune_on_a_loop_filesystem() {
         lab.out.display()
     );
     assert!(stdout.trim_end().ends_with(&apply), "{stdout}");
+    // The text page shows it: not said again on stderr.
+    assert!(!stderr.contains("innotune: to apply:"), "{stderr}");
 
     let tune = lab.json("tune.json");
     assert_eq!(tune["schema"], "tune/2");
@@ -297,13 +299,21 @@ fn default_path_is_the_datadir_and_the_sweep_runs_outside_it() {
     let out = tempfile::tempdir().unwrap();
     let o = support::innotune_sys()
         .env("INNOTUNE_STATE_DIR", state.path())
-        .args(["tune", "--quick", "--no-oltp", "--out"])
+        .args(["--format", "json", "tune", "--quick", "--no-oltp", "--out"])
         .arg(out.path().join("r"))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("scratch files go to"), "{err}");
+    // A JSON page does not show the apply command: stderr says it, last.
+    let stdout: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let apply = stdout["result"]["apply_command"].as_str().unwrap();
+    assert!(
+        err.trim_end()
+            .ends_with(&format!("innotune: to apply: {apply}")),
+        "{err}"
+    );
     let v: Value =
         serde_json::from_str(&std::fs::read_to_string(out.path().join("r/tune.json")).unwrap())
             .unwrap();

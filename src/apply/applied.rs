@@ -10,6 +10,7 @@
 //! Same format as the journal (`journal::JournalFile`), so `restore_at`
 //! reads it unchanged.
 
+use crate::command::{Command, Env};
 use crate::journal::{self, Entry, JournalFile, Owner, RestoreReport};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -93,7 +94,16 @@ pub fn restore_all(dry_run: bool) -> Result<RestoreReport> {
     Ok(r)
 }
 
-pub fn run_restore(args: crate::journal::cli::RestoreArgs, ctx: &crate::Ctx) -> Result<i32> {
-    let report = restore_all(args.dry_run)?;
-    ctx.emit(&report)
+/// `innotune restore` ([`restore_all`]): here rather than in the journal,
+/// since it also reverts what `apply` made to last.
+impl Command for crate::journal::cli::RestoreArgs {
+    type Report = RestoreReport;
+
+    /// Restoring is this command's job: no warning that something is
+    /// pending first.
+    const WARN_IF_PENDING: bool = false;
+
+    fn execute(_env: &Env, args: Self) -> Result<RestoreReport> {
+        restore_all(args.dry_run)
+    }
 }

@@ -14,12 +14,10 @@ pub mod cli;
 pub mod plan;
 
 use crate::change::{Hook, Outcome};
+use crate::command::{Command, Env};
 use crate::error::exit;
 use crate::export::doc::{Cell, Column, Table, Tone};
 use crate::export::Document;
-use crate::host::Host;
-use crate::journal::Journal;
-use crate::Ctx;
 use anyhow::Result;
 use plan::Step;
 use serde::Serialize;
@@ -143,7 +141,18 @@ impl crate::export::Report for ApplyReport {
     }
 }
 
-pub fn execute(host: &Host, args: &cli::ApplyArgs) -> Result<ApplyReport> {
+/// `innotune apply`: the plan, or (`--yes`) the plan made true through
+/// the journal.
+impl Command for cli::ApplyArgs {
+    type Report = ApplyReport;
+
+    fn execute(env: &Env, args: Self) -> Result<ApplyReport> {
+        apply(env, &args)
+    }
+}
+
+fn apply(env: &Env, args: &cli::ApplyArgs) -> Result<ApplyReport> {
+    let host = &env.host;
     let mode = if args.check {
         Mode::Check
     } else if args.yes {
@@ -214,7 +223,7 @@ pub fn execute(host: &Host, args: &cli::ApplyArgs) -> Result<ApplyReport> {
         return Ok(report);
     }
     let command = crate::journal::command_line();
-    let guard = Journal::begin(&command)?;
+    let guard = env.guard()?;
     let ap = applied::path();
     let mut old = applied::load(&ap)?;
     // A test hook: stop (until killed) after N changes, to prove a crash
@@ -263,6 +272,7 @@ pub fn execute(host: &Host, args: &cli::ApplyArgs) -> Result<ApplyReport> {
     crate::journal::fault::step("applied journal written");
     guard.release()?;
     drop(guard);
+    env.end_journal();
     if host.is_live() {
         for h in crate::change::run_hooks(&hooks) {
             if let Some(n) = h.note {
@@ -273,9 +283,4 @@ pub fn execute(host: &Host, args: &cli::ApplyArgs) -> Result<ApplyReport> {
     report.journal = Some(ap.display().to_string());
     report.steps = steps;
     Ok(report)
-}
-
-pub fn run(args: cli::ApplyArgs, ctx: &Ctx) -> Result<i32> {
-    let report = execute(&ctx.host, &args)?;
-    ctx.emit(&report)
 }

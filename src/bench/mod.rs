@@ -11,8 +11,9 @@
 //!   returns (the JSON schema); [`render`]: the document for text/markdown
 //! - [`survey`]: `--survey`, every whole disk read-only, alone and per class
 //!
-//! Flow: [`cli::BenchArgs`] → [`execute`] (→ [`run_workload`], which sweep
-//! calls too) → [`report::BenchReport`] → exporters.
+//! Flow: [`cli::BenchArgs`] → its [`Command`] impl (a workload:
+//! `measure` → [`run_workload`], which sweep calls too) →
+//! [`report::BenchReport`] in [`BenchOutput`] → exporters.
 pub mod cli;
 pub mod engine;
 pub mod files;
@@ -28,15 +29,15 @@ pub mod runner;
 pub mod survey;
 pub mod worker;
 
+use crate::command::{Command, Env, Stop};
 use crate::error::Fix;
 use crate::host::Host;
-use crate::Ctx;
 use anyhow::{bail, Result};
 use job::JobSpec;
 pub use jobfile::{load_job_file, parse_job_file};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A set of jobs that run together (e.g. `mixed` = a random reader and a
@@ -67,13 +68,11 @@ pub struct RunOpts {
     pub progress: bool,
 }
 
-/// Set by Ctrl-C or SIGTERM during `innotune bench`: a layout stops and
-/// removes its partial file, a run ends early and keeps its results. Other
-/// commands may register their own handler on it.
+/// Set by Ctrl-C or SIGTERM during `innotune bench` (the process's
+/// [`Stop`] flag, while bench catches signals): a layout stops and removes
+/// its partial file, a run ends early and keeps its results.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
-        .clone()
+    Stop::process().flag().clone()
 }
 
 /// A preset (`page-read`, `mixed`, …) or a TOML job file, with its files in `directory`.
@@ -185,17 +184,57 @@ pub fn run_workload_hooked(
     Ok(r)
 }
 
-/// The command: options in, typed report out; the caller renders it.
-pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
-    if args.list_presets {
-        return ctx.emit(&report::PresetList::build()?);
+/// What `innotune bench` returns: the presets, a survey, or a run (each
+/// serialised as itself: the JSON `result` is the inner report).
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum BenchOutput {
+    Presets(report::PresetList),
+    Survey(survey::SurveyReport),
+    Run(report::BenchReport),
+}
+
+impl crate::export::Report for BenchOutput {
+    const COMMAND: &'static str = "bench";
+
+    fn document(&self) -> crate::export::Document {
+        match self {
+            BenchOutput::Presets(r) => crate::export::Report::document(r),
+            BenchOutput::Survey(r) => crate::export::Report::document(r),
+            BenchOutput::Run(r) => crate::export::Report::document(r),
+        }
     }
-    let progress = ctx.format() == crate::export::Format::Text
-        && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    if args.survey {
-        let opts = survey_opts(&args, progress)?;
-        return ctx.emit(&survey::execute(&ctx.host, &opts)?);
+
+    fn exit_code(&self) -> i32 {
+        match self {
+            BenchOutput::Presets(r) => crate::export::Report::exit_code(r),
+            BenchOutput::Survey(r) => crate::export::Report::exit_code(r),
+            BenchOutput::Run(r) => crate::export::Report::exit_code(r),
+        }
     }
+}
+
+/// The command: `--list-presets`, `--survey`, or a workload ([`measure`]).
+/// The live progress line shows with a text page on a terminal.
+impl Command for cli::BenchArgs {
+    type Report = BenchOutput;
+
+    fn execute(env: &Env, args: Self) -> Result<BenchOutput> {
+        if args.list_presets {
+            return Ok(BenchOutput::Presets(report::PresetList::build()?));
+        }
+        let progress = env.progress.live();
+        if args.survey {
+            let opts = survey_opts(&args, progress)?;
+            return Ok(BenchOutput::Survey(survey::execute(&env.host, &opts)?));
+        }
+        check_survey_only(&args)?;
+        measure(env, &args).map(BenchOutput::Run)
+    }
+}
+
+/// Device names and `--dry-run` go with `--survey` only.
+fn check_survey_only(args: &cli::BenchArgs) -> Result<()> {
     if !args.devices.is_empty() || args.dry_run {
         bail!(Fix::new(
             if args.dry_run {
@@ -206,8 +245,7 @@ pub fn run(args: cli::BenchArgs, ctx: &Ctx) -> Result<i32> {
             "device names and --dry-run go with --survey (innotune bench --survey /dev/sda); a job on a device takes --filename DEV"
         ));
     }
-    let report = execute(&ctx.host, &args, progress)?;
-    ctx.emit(&report)
+    Ok(())
 }
 
 /// `--survey`'s options, checked: it runs its own fixed read jobs, so job
@@ -261,9 +299,12 @@ fn survey_opts(args: &cli::BenchArgs, progress: bool) -> Result<survey::SurveyOp
 }
 
 /// Build the workload the options describe, lay out its files, run it
-/// (or only clean up), and return the report. `progress`: show a live line
-/// on stderr (only honoured on a terminal).
-pub fn execute(host: &Host, args: &cli::BenchArgs, progress: bool) -> Result<report::BenchReport> {
+/// (or only clean up), and return the report. Progress: a live line on
+/// stderr when `env.progress` shows live figures; Ctrl-C or SIGTERM
+/// (`env.stop`) ends the run early, keeping its results.
+fn measure(env: &Env, args: &cli::BenchArgs) -> Result<report::BenchReport> {
+    let host = &env.host;
+    let progress = env.progress.live();
     let have_job = args.preset.is_some() || args.job_file.is_some() || args.rw.is_some();
     if args.preset.is_some() && args.job_file.is_some() {
         bail!(Fix::new(
@@ -385,9 +426,10 @@ pub fn execute(host: &Host, args: &cli::BenchArgs, progress: bool) -> Result<rep
                 .map(|d| (std::time::Instant::now(), d));
         }
     };
-    let mut res = with_interrupt_signals(|| {
-        run_workload_hooked(&w, &run_opts, Some(&mut hook as &mut dyn FnMut()))
-    })?;
+    let catch = env.stop.catch(&[libc::SIGINT, libc::SIGTERM]);
+    let res = run_workload_hooked(&w, &run_opts, Some(&mut hook as &mut dyn FnMut()));
+    drop(catch);
+    let mut res = res?;
     if let (Some(a), Ok(b)) = (cpu_at_window, crate::model::cpustat::read(host)) {
         res.host_cpu = a.delta(&b);
     }
@@ -452,25 +494,8 @@ fn devices_under_jobs(host: &Host, w: &Workload) -> Vec<String> {
 /// same outcome for both: a layout removes its partial file and entry, a
 /// run keeps partial results). A second signal ends the process at once.
 fn with_interrupt_signals<T>(f: impl FnOnce() -> T) -> T {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let flag = interrupt_flag();
-    let mut ids = Vec::new();
-    for sig in [SIGINT, SIGTERM] {
-        // Registered first, so it sees the flag as it was before this signal.
-        if let Ok(id) =
-            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, flag.clone())
-        {
-            ids.push(id);
-        }
-        if let Ok(id) = signal_hook::flag::register(sig, flag.clone()) {
-            ids.push(id);
-        }
-    }
-    let r = f();
-    for id in ids {
-        signal_hook::low_level::unregister(id);
-    }
-    r
+    let _catch = Stop::process().catch(&[libc::SIGINT, libc::SIGTERM]);
+    f()
 }
 
 /// tmpfs and ramfs are RAM: O_DIRECT there (tmpfs accepts it since Linux

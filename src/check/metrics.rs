@@ -6,24 +6,67 @@
 //! that drifted after a reboot), each finding by id and severity, the last
 //! `checksum --record` result and its age per path, and an unfinished
 //! journal (a run that was killed and left host settings changed).
+//!
+//! Rendering reads nothing: what is not a result of the rules (the
+//! checksum records and the journal, innotune's own state) is read into
+//! the report's [`State`] while `check` runs.
 
 use super::facts::Facts;
 use super::rules::Advice;
+use crate::checksum::record::Record;
 use crate::export::prometheus::Metric;
 
+/// innotune's own state as `check` found it: read from the state directory
+/// even when `--root` replays another host's tree.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    /// When it was read (Unix seconds): when check ran.
+    pub read_unix: f64,
+    /// The last `checksum --record` result per path.
+    pub checksum_records: Vec<Record>,
+    /// An interrupted run's journal is waiting for `innotune restore`.
+    pub journal_pending: bool,
+    /// Host changes recorded in the journal (a running innotune has some).
+    pub journal_entries: usize,
+}
+
+impl State {
+    pub fn read() -> State {
+        let (journal_pending, journal_entries) =
+            match crate::journal::load(&crate::journal::journal_path()) {
+                Ok(Some(j)) if !j.entries.is_empty() && !j.owner.is_alive() => {
+                    (true, j.entries.len())
+                }
+                Ok(Some(j)) => (false, j.entries.len()),
+                _ => (false, 0),
+            };
+        State {
+            read_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |t| t.as_secs_f64()),
+            checksum_records: crate::checksum::record::load_all(),
+            journal_pending,
+            journal_entries,
+        }
+    }
+}
+
 /// The metrics of one check: whether it reached a server, the facts it
-/// read and the advice it gave (a `CheckReport`'s parts).
-pub fn metrics(server_reached: bool, facts: &Facts, findings: &[Advice]) -> Vec<Metric> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |t| t.as_secs_f64());
+/// read, the advice it gave and the state it found (a `CheckReport`'s
+/// parts).
+pub fn metrics(
+    server_reached: bool,
+    facts: &Facts,
+    findings: &[Advice],
+    state: &State,
+) -> Vec<Metric> {
     let mut out = Vec::new();
     out.push(
         Metric::gauge(
             "innotune_check_last_run_timestamp_seconds",
             "When innotune check wrote these metrics (Unix time).",
         )
-        .with(&[], now.floor()),
+        .with(&[], state.read_unix.floor()),
     );
     out.push(
         Metric::gauge(
@@ -112,8 +155,7 @@ pub fn metrics(server_reached: bool, facts: &Facts, findings: &[Advice]) -> Vec<
     }
     out.extend([finding, by_sev]);
 
-    // Checksum records and the journal are this innotune's own state (its
-    // state directory), read even when --root replays another host's tree.
+    // Checksum records and the journal: this innotune's own state.
     {
         let mut last = Metric::gauge(
             "innotune_checksum_last_run_timestamp_seconds",
@@ -131,7 +173,7 @@ pub fn metrics(server_reached: bool, facts: &Facts, findings: &[Advice]) -> Vec<
             "innotune_checksum_pages_checked",
             "Pages checked in the last recorded run on a path.",
         );
-        for rec in crate::checksum::record::load_all() {
+        for rec in &state.checksum_records {
             let l = [("path", rec.path.as_str())];
             last.sample(&l, rec.finished_unix as f64);
             bad.sample(&l, rec.bad_pages as f64);
@@ -140,11 +182,8 @@ pub fn metrics(server_reached: bool, facts: &Facts, findings: &[Advice]) -> Vec<
         }
         out.extend([last, bad, errors, pages]);
 
-        let (pending, entries) = match crate::journal::load(&crate::journal::journal_path()) {
-            Ok(Some(j)) if !j.entries.is_empty() && !j.owner.is_alive() => (1.0, j.entries.len()),
-            Ok(Some(j)) => (0.0, j.entries.len()),
-            _ => (0.0, 0),
-        };
+        let pending = f64::from(u8::from(state.journal_pending));
+        let entries = state.journal_entries;
         out.push(
             Metric::gauge(
                 "innotune_journal_pending",
@@ -161,4 +200,63 @@ pub fn metrics(server_reached: bool, facts: &Facts, findings: &[Advice]) -> Vec<
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::Host;
+    use clap::Parser;
+    use std::path::Path;
+
+    /// The metrics are the report's: the journal and checksum records come
+    /// from the state `check` read while it ran, whatever the state
+    /// directory holds when they are rendered.
+    #[test]
+    fn metrics_come_from_the_report_not_the_state_directory() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts/check-planted");
+        let cli = crate::cli::Cli::try_parse_from(["innotune", "check", "--no-server"]).unwrap();
+        let crate::cli::Command::Check(args) = cli.command else {
+            panic!("not check");
+        };
+        let mut r = crate::check::execute(&Host::with_root(&root), &args.opts)
+            .unwrap()
+            .report;
+        r.state = State {
+            read_unix: 1_700_000_000.7,
+            checksum_records: vec![Record {
+                path: "/data/db".into(),
+                finished_unix: 1_699_999_000,
+                files: 3,
+                files_with_errors: 1,
+                pages_checked: 96,
+                bad_pages: 2,
+                exit_code: 1,
+            }],
+            journal_pending: true,
+            journal_entries: 4,
+        };
+        let text = crate::export::prometheus::render(&metrics(
+            r.server.reached,
+            &r.facts,
+            &r.findings,
+            &r.state,
+        ));
+        for line in [
+            "innotune_check_last_run_timestamp_seconds 1700000000\n",
+            "innotune_checksum_last_run_timestamp_seconds{path=\"/data/db\"} 1699999000\n",
+            "innotune_checksum_bad_pages{path=\"/data/db\"} 2\n",
+            "innotune_checksum_file_errors{path=\"/data/db\"} 1\n",
+            "innotune_checksum_pages_checked{path=\"/data/db\"} 96\n",
+            "innotune_journal_pending 1\n",
+            "innotune_journal_entries 4\n",
+        ] {
+            assert!(text.contains(line), "no {line:?} in\n{text}");
+        }
+        // And the rules' part: the planted fixture's scheduler finding.
+        assert!(
+            text.contains("innotune_finding{id=\"storage.scheduler"),
+            "{text}"
+        );
+    }
 }

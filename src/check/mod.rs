@@ -20,9 +20,9 @@ pub mod server;
 pub mod slowlog;
 pub mod validate;
 
+use crate::command::{Command, Env};
 use crate::error::Fix;
 use crate::host::{normalize, Host};
-use crate::Ctx;
 use anyhow::Result;
 use cli::CheckOpts;
 use facts::Facts;
@@ -162,6 +162,7 @@ pub fn execute(host: &Host, opts: &CheckOpts) -> Result<Checked> {
             notes,
             emitted: Vec::new(),
             facts,
+            state: Default::default(),
         },
     })
 }
@@ -210,10 +211,17 @@ fn resolve_path(
     }
 }
 
-pub fn run(args: cli::CheckArgs, ctx: &Ctx) -> Result<i32> {
-    let mut checked = execute(&ctx.host, &args.opts)?;
-    if let Some(dir) = &args.emit {
-        checked.report.emitted = report::emit_to(&ctx.host, dir, &checked.report)?;
+/// `innotune check`: [`execute`], the `--emit` files, and innotune's own
+/// state for the metrics ([`metrics::State`]).
+impl Command for cli::CheckArgs {
+    type Report = CheckReport;
+
+    fn execute(env: &Env, args: Self) -> Result<CheckReport> {
+        let mut report = execute(&env.host, &args.opts)?.report;
+        if let Some(dir) = &args.emit {
+            report.emitted = report::emit_to(&env.host, dir, &report)?;
+        }
+        report.state = metrics::State::read();
+        Ok(report)
     }
-    ctx.emit(&checked.report)
 }

@@ -58,6 +58,9 @@ pub struct CheckReport {
     pub emitted: Vec<EmittedFile>,
     /// What the rules saw.
     pub facts: Facts,
+    /// innotune's own state, for `--format prometheus` (not in the JSON).
+    #[serde(skip)]
+    pub state: super::metrics::State,
 }
 
 impl CheckReport {
@@ -79,11 +82,14 @@ fn layer_title(l: Layer) -> &'static str {
 impl crate::export::Report for CheckReport {
     const COMMAND: &'static str = "check";
 
-    fn metrics(&self, _host: &Host) -> Option<Vec<crate::export::prometheus::Metric>> {
+    const METRICS: bool = true;
+
+    fn metrics(&self) -> Option<Vec<crate::export::prometheus::Metric>> {
         Some(super::metrics::metrics(
             self.server.reached,
             &self.facts,
             &self.findings,
+            &self.state,
         ))
     }
 

@@ -6,7 +6,8 @@
 //! - [`reader`]: the I/O engine (large aligned reads overlapped with checking, threads).
 //! - [`report`]: the typed result; [`render`]: its document (text, markdown).
 //!
-//! Flow: [`cli::ChecksumArgs`] → [`check`] → [`report::ChecksumReport`] → exporters.
+//! Flow: [`cli::ChecksumArgs`] → its [`Command`] impl → [`check`] →
+//! [`report::ChecksumReport`] → exporters.
 pub mod algo;
 pub mod cli;
 pub mod page;
@@ -18,9 +19,9 @@ pub mod report;
 mod ring;
 pub mod scan;
 
+use crate::command::{Command, Env};
 use crate::error::Fix;
 use crate::host::Host;
-use crate::Ctx;
 use anyhow::Result;
 use page::{Algo, Layout};
 use report::{BadPage, ChecksumReport, FileReport, Totals};
@@ -29,15 +30,23 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub fn run(args: cli::ChecksumArgs, ctx: &Ctx) -> Result<i32> {
-    let report = check(&args, &ctx.host)?;
-    // The result first: a record that cannot be written (a full state
-    // directory) is an error of its own, never the loss of the result.
-    let code = ctx.emit(&report)?;
-    if args.record {
-        record::save(&args.paths, &report)?;
+/// `innotune checksum`: [`check`], then `--record` keeps the result for
+/// check's metrics.
+impl Command for cli::ChecksumArgs {
+    type Report = ChecksumReport;
+
+    fn execute(env: &Env, args: Self) -> Result<ChecksumReport> {
+        let report = check(&args, &env.host)?;
+        // The result is shown first: a record that cannot be written (a
+        // full state directory) is an error of its own, never the loss of
+        // the result.
+        if args.record {
+            if let Err(e) = record::save(&args.paths, &report) {
+                env.fail_after_report(e);
+            }
+        }
+        Ok(report)
     }
-    Ok(code)
 }
 
 /// A file that passed the checks before the scan.

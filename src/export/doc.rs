@@ -365,17 +365,3 @@ pub struct Point {
     pub y: f64,
     pub ci: Option<(f64, f64)>,
 }
-
-impl Document {
-    /// Transitional: a report whose text is still written by hand, kept as
-    /// one verbatim block (plain, no colour) until it builds a real model.
-    pub fn legacy(
-        f: impl FnOnce(&mut dyn std::io::Write, crate::output::Style) -> std::io::Result<()>,
-    ) -> Document {
-        let mut buf: Vec<u8> = Vec::new();
-        let _ = f(&mut buf, crate::output::Style::plain());
-        let mut d = Document::new("");
-        d.preformatted(String::from_utf8_lossy(&buf).into_owned());
-        d
-    }
-}

@@ -67,21 +67,23 @@ pub struct Envelope<'a, T: Serialize> {
     pub result: &'a T,
 }
 
-pub fn envelope<'a, R: Report>(host: &Host, report: &'a R) -> Envelope<'a, R> {
+/// `report` in its envelope; `stamp` is the host as read before the
+/// command ran (never read here: rendering reads nothing from the host).
+pub fn envelope<'a, R: Report>(stamp: &HostStamp, report: &'a R) -> Envelope<'a, R> {
     Envelope {
         schema: format!("{}/{ENVELOPE_VERSION}", R::COMMAND),
         tool: "innotune",
         version: env!("CARGO_PKG_VERSION"),
         generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        host: HostStamp::read(host),
+        host: stamp.clone(),
         warnings: crate::output::warnings(),
         result: report,
     }
 }
 
-pub fn write<R: Report>(host: &Host, report: &R, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn write<R: Report>(stamp: &HostStamp, report: &R, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut w = std::io::BufWriter::new(out);
-    serde_json::to_writer_pretty(&mut w, &envelope(host, report))?;
+    serde_json::to_writer_pretty(&mut w, &envelope(stamp, report))?;
     writeln!(w)?;
     w.flush()?;
     Ok(())

@@ -5,8 +5,11 @@
 //! format renders the small [`doc::Document`] the report builds of itself,
 //! one file per format ([`text`], [`markdown`]). Adding a format is one
 //! file here and one [`Format`] variant; commands never print results
-//! themselves. Terminal concerns (colour, progress, warnings on stderr) live
-//! in [`crate::output`].
+//! themselves: [`crate::command::dispatch`] renders every command's report
+//! here. Rendering reads nothing from the host: the envelope's host stamp
+//! was read before the command ran, and what a format needs beyond the
+//! results (check's metrics) is in the report. Terminal concerns (colour,
+//! progress, warnings on stderr) live in [`crate::output`].
 //!
 //! `--output FILE` writes the chosen format to FILE durably
 //! ([`crate::durable`]: a temporary file in the same directory, fsynced,
@@ -26,8 +29,8 @@ pub mod text;
 pub use doc::Document;
 
 use crate::error::Fix;
-use crate::host::Host;
 use crate::output::Style;
+use json::HostStamp;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -46,9 +49,24 @@ pub trait Report: Serialize {
         crate::error::exit::OK
     }
 
+    /// Whether [`Report::metrics`] has metrics: `--format prometheus` is
+    /// refused before the command runs when it has none.
+    const METRICS: bool = false;
+
     /// The report as Prometheus metrics (`--format prometheus`), for the
     /// reports that have a state worth alerting on; `None` for the others.
-    fn metrics(&self, _host: &Host) -> Option<Vec<prometheus::Metric>> {
+    /// Built from the report alone: what the metrics need that is not a
+    /// result (check's journal and checksum records) is gathered into the
+    /// report while the command runs.
+    fn metrics(&self) -> Option<Vec<prometheus::Metric>> {
+        None
+    }
+
+    /// The line the text page ends with that the user must see wherever
+    /// the report goes (tune: the command that applies its advice): with
+    /// another format or `--output`, the dispatcher says it on stderr after
+    /// writing the report.
+    fn closing_line(&self) -> Option<String> {
         None
     }
 }
@@ -105,9 +123,11 @@ impl Sink {
     }
 
     /// Render `report` to stdout or `--output`, and return its exit code.
-    pub fn emit<R: Report>(&self, host: &Host, report: &R) -> anyhow::Result<i32> {
+    /// `stamp`: the host the report describes (the JSON envelope's `host`),
+    /// read before the command ran.
+    pub fn emit<R: Report>(&self, stamp: &HostStamp, report: &R) -> anyhow::Result<i32> {
         let mut buf: Vec<u8> = Vec::new();
-        self.render(host, report, &mut buf)?;
+        self.render(stamp, report, &mut buf)?;
         match &self.output {
             Some(path) => write_output(path, &buf)?,
             None => {
@@ -123,15 +143,15 @@ impl Sink {
     /// Render `report` in this sink's format into `out`.
     pub fn render<R: Report>(
         &self,
-        host: &Host,
+        stamp: &HostStamp,
         report: &R,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
         match self.format {
-            Format::Json => json::write(host, report, out)?,
+            Format::Json => json::write(stamp, report, out)?,
             Format::Text => text::Text::new(self.style()).export(&report.document(), out)?,
             Format::Markdown => markdown::Markdown.export(&report.document(), out)?,
-            Format::Prometheus => match report.metrics(host) {
+            Format::Prometheus => match report.metrics() {
                 Some(m) => out.write_all(prometheus::render(&m).as_bytes())?,
                 None => {
                     return Err(Fix::new(

@@ -37,7 +37,7 @@ pub mod restore;
 mod signals;
 mod trust;
 
-pub use restore::{restore_entries, run_restore, Outcome, RestoreReport, Restored};
+pub use restore::{restore_entries, Outcome, RestoreReport, Restored};
 pub use signals::{set_interrupt_hook, InterruptHook};
 
 use crate::change::Change;

@@ -1,9 +1,8 @@
 //! Putting journaled changes back, for the guard and for `innotune restore`.
 
-use super::{cli::RestoreArgs, journal_path, load, remove_journal, Entry, JournalFile, Owner};
+use super::{load, remove_journal, Entry, JournalFile, Owner};
 use crate::change::{Hook, HookRun, Priority};
 use crate::error::Fix;
-use crate::Ctx;
 use anyhow::Result;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -190,13 +189,6 @@ impl RestoreReport {
             .filter(|r| matches!(r.outcome, Outcome::Failed { .. }))
             .count()
     }
-}
-
-pub fn run_restore(args: RestoreArgs, ctx: &Ctx) -> Result<i32> {
-    let path = journal_path();
-    let mut report = restore_at(&path, args.dry_run)?;
-    report.hooks = crate::change::run_hooks(&std::mem::take(&mut report.pending_hooks));
-    ctx.emit(&report)
 }
 
 /// Restore from the journal at `path` (the body of `innotune restore`).

@@ -10,12 +10,12 @@
 
 pub mod cli;
 
+use crate::command::{Command, Env};
 use crate::error::Fix;
 use crate::export::doc::{Cell, Column, KeyValues, Table};
 use crate::export::Document;
 use crate::oltp::hist::percentile;
 use crate::oltp::result::{ms_to_ns, HistogramJson};
-use crate::Ctx;
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::Value;
@@ -148,7 +148,7 @@ fn load(file: &Path) -> Result<(Value, Vec<Vec<u64>>)> {
     Ok((v, hists))
 }
 
-pub fn execute(files: &[std::path::PathBuf]) -> Result<MergeReport> {
+fn merge(files: &[std::path::PathBuf]) -> Result<MergeReport> {
     let mut docs = Vec::new();
     for file in files {
         docs.push((file, load(file)?));
@@ -288,9 +288,13 @@ pub fn execute(files: &[std::path::PathBuf]) -> Result<MergeReport> {
     })
 }
 
-pub fn run(args: cli::MergeArgs, ctx: &Ctx) -> Result<i32> {
-    let r = execute(&args.files)?;
-    ctx.emit(&r)
+/// `innotune merge FILE…`: one result of several clients' ([`merge`]).
+impl Command for cli::MergeArgs {
+    type Report = MergeReport;
+
+    fn execute(_env: &Env, args: Self) -> Result<MergeReport> {
+        merge(&args.files)
+    }
 }
 
 fn ms(ns: u64) -> String {

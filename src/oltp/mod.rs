@@ -10,7 +10,7 @@
 //! `wire.rs` (the hot path on the socket), `runner.rs` (threads, intervals,
 //! status samples), `limits.rs` (server limits checked first),
 //! `result.rs` (typed results and their JSON units), `report.rs` (the
-//! command: options → [`execute`] → [`OltpReport`]), `render.rs` (the
+//! command: options → its `Command` impl → [`OltpReport`]), `render.rs` (the
 //! report as a document, sysbench's layout kept verbatim).
 //!
 //! Library use (sweep): [`run_workload`] takes a connection spec and
@@ -45,13 +45,12 @@ pub mod wire;
 pub mod workload;
 
 use crate::db::ConnSpec;
-use crate::Ctx;
 use anyhow::Result;
 pub use died::ServerProcess;
 pub use prepare::{check_tables, cleanup, ddl, prepare};
 use rand::RandSpec;
 pub use render::thread_series;
-pub use report::{execute, OltpReport};
+pub use report::OltpReport;
 pub use result::{
     Fairness, Interval, Latency, OltpResult, PrepareResult, PreparedTable, QueryCounts,
 };
@@ -203,16 +202,4 @@ pub fn run_workload_with(
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Result<OltpResult> {
     runner::run(spec, &opts.effective(), on_interval)
-}
-
-/// `innotune oltp`: wire the command line to [`execute`] and the exporters.
-pub fn run(args: cli::OltpArgs, ctx: &Ctx) -> Result<i32> {
-    let report = execute(&ctx.host, &args, &ctx.sink.stream())?;
-    let code = ctx.emit(&report)?;
-    // A run cut short: its partial results are in the report, then the
-    // error that ended it is the command's (one line, exit 2).
-    match report.runs.iter().find_map(|r| r.error.clone()) {
-        Some(e) => Err(anyhow::anyhow!(e)),
-        None => Ok(code),
-    }
 }

@@ -1,13 +1,12 @@
-//! The `oltp` command: its typed report, and options → [`execute`].
+//! The `oltp` command: its typed report, and options → its [`Command`] impl.
 
 use super::prepare::{check_tables, cleanup, prepare};
 use super::rand::RandSpec;
 use super::result::{Interval, OltpResult, PrepareResult};
 use super::{cli, lines, runner, IgnoreErrors, OltpOptions};
+use crate::command::{Command, Env};
 use crate::db::{Endpoint, ServerVersion};
 use crate::error::Fix;
-use crate::export::Stream;
-use crate::host::Host;
 use anyhow::Result;
 use serde::Serialize;
 use std::time::Duration;
@@ -109,9 +108,24 @@ fn options_from(a: &cli::OltpArgs) -> Result<OltpOptions> {
     })
 }
 
-/// Run `innotune oltp …`: prepare, run or cleanup, streaming sysbench's
-/// header and interval lines to `stream` while a single run goes on.
-pub fn execute(host: &Host, args: &cli::OltpArgs, stream: &Stream) -> Result<OltpReport> {
+/// `innotune oltp …`: prepare, run or cleanup, streaming sysbench's
+/// header and interval lines to `env.stream` while a single run goes on.
+impl Command for cli::OltpArgs {
+    type Report = OltpReport;
+
+    fn execute(env: &Env, args: Self) -> Result<OltpReport> {
+        let report = drive(env, &args)?;
+        // A run cut short: its partial results are in the report, then the
+        // error that ended it is the command's (one line, exit 2).
+        if let Some(e) = report.runs.iter().find_map(|r| r.error.clone()) {
+            env.fail_after_report(anyhow::anyhow!(e));
+        }
+        Ok(report)
+    }
+}
+
+fn drive(env: &Env, args: &cli::OltpArgs) -> Result<OltpReport> {
+    let (host, stream) = (&env.host, &env.stream);
     let threads = parse_threads(&args.threads)?;
     let mut opts = options_from(args)?;
     let spec = args.conn.resolve(host)?;
@@ -168,11 +182,8 @@ pub fn execute(host: &Host, args: &cli::OltpArgs, stream: &Stream) -> Result<Olt
                         stream.line(lines::interval_line(iv, pct));
                     }
                 };
-                if !single {
-                    use std::io::IsTerminal;
-                    if std::io::stderr().is_terminal() {
-                        eprintln!("innotune: {} with {t} threads…", opts.workload.name());
-                    }
+                if !single && env.progress.shown() {
+                    eprintln!("innotune: {} with {t} threads…", opts.workload.name());
                 }
                 let run = runner::run(&spec, &opts.clone().effective(), &mut on_iv);
                 let who = format!("the server at {}", spec.describe());

@@ -9,15 +9,16 @@
 //! that set schedulers at boot), [`findings`], and [`document`] (the report
 //! as a document for text and markdown).
 //!
-//! Library entry points: [`execute`] (what the CLI runs), [`report`] (for a
-//! command that already holds a model and a resolved path: check, tune),
-//! [`stack_device_names`].
+//! Library entry points: [`execute`] (what the CLI's [`Command`] impl
+//! runs), [`report`] (for a command that already holds a model and a
+//! resolved path: check, tune), [`stack_device_names`].
 pub mod cli;
 pub mod document;
 pub mod findings;
 pub mod mysqld;
 pub mod persist;
 
+use crate::command::{Command, Env};
 use crate::error::Fix;
 use crate::finding::Finding;
 use crate::host::{normalize, Host, Known};
@@ -26,7 +27,6 @@ use crate::model::server::Mysqld;
 use crate::model::stack::{Overlay, StackDevice};
 use crate::model::system::System;
 use crate::model::HostModel;
-use crate::Ctx;
 use anyhow::Result;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -73,10 +73,13 @@ pub struct ProbeOptions {
     pub path: Option<PathBuf>,
 }
 
-/// The CLI: options → [`execute`] → the chosen exporter.
-pub fn run(args: cli::ProbeArgs, ctx: &Ctx) -> Result<i32> {
-    let report = execute(&ctx.host, ProbeOptions { path: args.path })?;
-    ctx.emit(&report)
+/// The command: its options → [`execute`].
+impl Command for cli::ProbeArgs {
+    type Report = ProbeReport;
+
+    fn execute(env: &Env, args: Self) -> Result<ProbeReport> {
+        execute(&env.host, ProbeOptions { path: args.path })
+    }
 }
 
 /// Probe a path on `host`. Fails (one line with a fix) only when the path

@@ -130,6 +130,7 @@ mod tests {
             notes: vec![],
             emitted: vec![],
             facts: Default::default(),
+            state: Default::default(),
         };
         Input {
             file: format!("{host}.json").into(),

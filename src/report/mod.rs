@@ -15,11 +15,11 @@ pub mod fleet;
 pub mod load;
 pub mod typed;
 
+use crate::command::{Command, Env};
 use crate::error::Fix;
 use crate::export::doc::{Block, Document, KeyValues, Tone};
 use crate::export::{Format, Sink};
 use crate::host::Host;
-use crate::Ctx;
 use anyhow::Result;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -181,23 +181,28 @@ pub fn format_of(path: &Path) -> Option<Format> {
     }
 }
 
-pub fn run(args: cli::ReportArgs, ctx: &Ctx) -> Result<i32> {
-    let out = match (&args.out, &ctx.sink.output) {
-        (Some(_), Some(_)) => {
-            return Err(Fix::new("both -o and --output name a file", "give one of them").into())
-        }
-        (Some(o), None) | (None, Some(o)) => Some(o.clone()),
-        (None, None) => None,
-    };
-    let format = out
-        .as_deref()
-        .and_then(format_of)
-        .unwrap_or(ctx.sink.format);
-    let report = execute(&ctx.host, &args.files, args.title)?;
-    let sink = Sink {
-        format,
-        color: ctx.sink.color,
-        output: out,
-    };
-    sink.emit(&ctx.host, &report)
+/// `innotune report FILE…`: [`execute`]; `-o FILE` is `--output` with the
+/// format its extension names.
+impl Command for cli::ReportArgs {
+    type Report = ReportReport;
+
+    fn sink(&self, global: Sink) -> Result<Sink> {
+        let out = match (&self.out, &global.output) {
+            (Some(_), Some(_)) => {
+                return Err(Fix::new("both -o and --output name a file", "give one of them").into())
+            }
+            (Some(o), None) | (None, Some(o)) => Some(o.clone()),
+            (None, None) => None,
+        };
+        let format = out.as_deref().and_then(format_of).unwrap_or(global.format);
+        Ok(Sink {
+            format,
+            color: global.color,
+            output: out,
+        })
+    }
+
+    fn execute(env: &Env, args: Self) -> Result<ReportReport> {
+        execute(&env.host, &args.files, args.title)
+    }
 }

@@ -21,7 +21,7 @@
 //! Files: this one is the lifecycle (start, attach, stop); `profile.rs`
 //! the server variables, `process.rs` binaries, ports and pids, `init.rs`
 //! my.cnf and the datadir's initialisation, `report.rs` the command
-//! (options → [`execute`] → [`SandboxReport`]), `render.rs` its document.
+//! (options → its `Command` impl → [`SandboxReport`]), `render.rs` its document.
 
 pub mod cli;
 mod init;
@@ -33,13 +33,12 @@ mod trust;
 
 pub use crate::change::server::runs_from;
 pub use profile::{Profile, CAPACITY, CAPACITY_THREADS};
-pub use report::{execute, SandboxReport};
+pub use report::SandboxReport;
 
 use crate::change::ServerStarted;
 use crate::db::{ConnSpec, ServerVersion};
 use crate::error::Fix;
 use crate::journal::Guard;
-use crate::Ctx;
 use anyhow::{Context, Result};
 use process::{binary_version, find_binary, free_port, pid_alive, tail};
 use serde::{Deserialize, Serialize};
@@ -572,10 +571,4 @@ impl Drop for Sandbox {
 pub(crate) fn read_state(dir: &Path) -> Result<State> {
     let sdir = open_dir(dir, false)?;
     load_state(&sdir, false)?.ok_or_else(|| not_a_sandbox(dir))
-}
-
-/// `innotune sandbox`: wire the command line to [`execute`] and the exporters.
-pub fn run(args: cli::SandboxArgs, ctx: &Ctx) -> Result<i32> {
-    let report = execute(args)?;
-    ctx.emit(&report)
 }

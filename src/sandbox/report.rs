@@ -1,6 +1,7 @@
-//! The `sandbox` command: its typed report, and options → [`execute`].
+//! The `sandbox` command: its typed report, and options → its [`Command`] impl.
 
 use super::{cli, read_state, socket_path, Profile, Sandbox, SandboxOpts, State};
+use crate::command::{Command, Env};
 use crate::db::ConnSpec;
 use crate::error::exit;
 use anyhow::Result;
@@ -53,8 +54,16 @@ impl SandboxReport {
     }
 }
 
-/// Start, stop or inspect the sandbox the arguments name.
-pub fn execute(args: cli::SandboxArgs) -> Result<SandboxReport> {
+/// `innotune sandbox`: start, stop or inspect the sandbox the arguments name.
+impl Command for cli::SandboxArgs {
+    type Report = SandboxReport;
+
+    fn execute(_env: &Env, args: Self) -> Result<SandboxReport> {
+        act(args)
+    }
+}
+
+fn act(args: cli::SandboxArgs) -> Result<SandboxReport> {
     use cli::SandboxAction::*;
     match args.action {
         Start(a) => {

@@ -7,7 +7,8 @@
 //! - [`input`]: files (mapped, one byte range per thread), gzip and stdin (streamed).
 //! - [`report`]: the typed result; [`render`]: its document.
 //!
-//! Flow: [`cli::SlowlogArgs`] → [`execute`] → [`report::SlowlogReport`] → exporters.
+//! Flow: [`cli::SlowlogArgs`] → its [`Command`] impl → [`digest`] →
+//! [`report::SlowlogReport`] → exporters.
 pub mod aggregate;
 pub mod cli;
 pub mod fingerprint;
@@ -16,18 +17,21 @@ pub mod parse;
 pub mod render;
 pub mod report;
 
+use crate::command::{Command, Env};
 use crate::error::Fix;
-use crate::host::Host;
-use crate::Ctx;
 use aggregate::{Class, Filter};
 use anyhow::Result;
 use cli::{SlowlogArgs, Sort};
 use report::{ClassReport, SlowlogReport, TotalsReport};
 use std::time::Instant;
 
-pub fn run(args: SlowlogArgs, ctx: &Ctx) -> Result<i32> {
-    let report = execute(&ctx.host, &args)?;
-    ctx.emit(&report)
+/// `innotune slowlog`: options → [`digest`].
+impl Command for SlowlogArgs {
+    type Report = SlowlogReport;
+
+    fn execute(_env: &Env, args: Self) -> Result<SlowlogReport> {
+        digest(&args)
+    }
 }
 
 /// The attribute and function classes are ranked by.
@@ -197,8 +201,8 @@ fn filter_of(args: &SlowlogArgs) -> Result<Filter> {
     Ok(f)
 }
 
-/// Options → the report; the caller renders it.
-pub fn execute(_host: &Host, args: &SlowlogArgs) -> Result<SlowlogReport> {
+/// Options → the report; the dispatcher renders it.
+pub fn digest(args: &SlowlogArgs) -> Result<SlowlogReport> {
     let order = match args.sort {
         Some(s) => Order::of_sort(s),
         None => Order::parse(&args.order_by)?,

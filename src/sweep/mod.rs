@@ -25,11 +25,11 @@ pub use options::{Event, Progress, SweepOptions, DEFAULT_WORKLOADS};
 pub use report::SweepReport;
 
 use crate::change::{CreatedDir, SysfsAttr};
+use crate::command::{Command, Env};
 use crate::error::Fix;
 use crate::host::Host;
-use crate::journal::{Guard, Journal};
+use crate::journal::Guard;
 use crate::stats::CompareOpts;
-use crate::Ctx;
 use anyhow::{Context, Result};
 use plan::Candidate;
 use rand::seq::SliceRandom;
@@ -38,12 +38,22 @@ use std::time::Instant;
 use target::{attr, Device};
 use workload::{Spec, TrialWorkload};
 
-/// `innotune sweep`: parse, journal, execute, render.
-pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
-    let command = crate::journal::command_line();
-    let guard = Journal::begin(&command)?;
-    let report = execute(&ctx.host, &guard, args.options())?;
-    drop(guard);
+/// `innotune sweep`: journal, [`execute`].
+impl Command for cli::SweepArgs {
+    type Report = SweepReport;
+
+    fn execute(env: &Env, args: Self) -> Result<SweepReport> {
+        let guard = env.guard()?;
+        let report = execute(&env.host, &guard, args.options());
+        drop(guard);
+        env.end_journal();
+        let report = report?;
+        warn_unrestored(&report);
+        Ok(report)
+    }
+}
+
+fn warn_unrestored(report: &SweepReport) {
     if report
         .restored
         .iter()
@@ -51,7 +61,6 @@ pub fn run(args: cli::SweepArgs, ctx: &Ctx) -> Result<i32> {
     {
         crate::output::warn("some settings could not be restored; run `innotune restore`");
     }
-    ctx.emit(&report)
 }
 
 /// Run a sweep on `host`, journaling through `guard`, and return its

@@ -22,10 +22,10 @@ pub mod split;
 
 pub use report::TraceReport;
 
+use crate::command::{Command, Env};
 use crate::error::Fix;
 use crate::host::Host;
-use crate::journal::{Guard, Journal};
-use crate::Ctx;
+use crate::journal::Guard;
 use analysis::{Analysis, DirectionFigures};
 use anyhow::{Context, Result};
 use capture::Target;
@@ -33,7 +33,6 @@ use feed::{Feeder, Lines};
 use report::{DeviceTrace, Source};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// What to trace or read.
@@ -48,39 +47,30 @@ pub enum TraceOptions {
     File(PathBuf),
 }
 
-/// `innotune trace`: resolve, capture (journaled) or read, render.
-pub fn run(args: cli::TraceArgs, ctx: &Ctx) -> Result<i32> {
-    if let Some(input) = args.input {
-        let report = execute(
-            &ctx.host,
-            None,
-            &TraceOptions::File(input),
-            &AtomicBool::new(false),
-            &|_| {},
-        )?;
-        return ctx.emit(&report);
+/// `innotune trace`: resolve, capture (journaled) or read → [`execute`].
+impl Command for cli::TraceArgs {
+    type Report = TraceReport;
+
+    fn execute(env: &Env, args: Self) -> Result<TraceReport> {
+        match args.input {
+            Some(input) => from_file(&input),
+            None => capture_cli(env, args),
+        }
     }
-    let targets = resolve_targets(&ctx.host, args.path.as_deref(), &args.devices)?;
+}
+
+fn capture_cli(env: &Env, args: cli::TraceArgs) -> Result<TraceReport> {
+    let targets = resolve_targets(&env.host, args.path.as_deref(), &args.devices)?;
     // Ctrl-C (or SIGTERM/SIGHUP) ends the capture and the report covers
     // the window so far; a second one exits at once (then `innotune
-    // restore` removes the instance).
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, stop.clone())
-            .context("installing signal handlers")?;
-        signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
-    }
-    let guard = Journal::begin_in(
-        &crate::journal::state_dir(),
-        &crate::journal::command_line(),
-        false,
-    )?;
+    // restore` removes the instance). Caught before the journal begins, so
+    // the journal leaves signals to us.
+    let _catch = env
+        .stop
+        .catch(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])?;
+    let guard = env.guard()?;
     let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
-    let pb = crate::output::progress::status_line();
+    let pb = env.progress.status_line();
     let label = names.join(", ");
     let progress = |p: capture::Progress| {
         let secs = p.elapsed.as_secs_f64();
@@ -101,10 +91,11 @@ pub fn run(args: cli::TraceArgs, ctx: &Ctx) -> Result<i32> {
         duration: args.duration,
         buffer_kb: args.buffer_kb,
     };
-    let report = execute(&ctx.host, Some(&guard), &opts, &stop, &progress);
+    let report = execute(&env.host, Some(&guard), &opts, env.stop.flag(), &progress);
     pb.finish_and_clear();
     drop(guard);
-    ctx.emit(&report?)
+    env.end_journal();
+    report
 }
 
 /// Capture (through `guard`) or read a saved trace, and analyse it.

@@ -19,12 +19,13 @@ pub mod report;
 
 use crate::check::cli::CheckOpts;
 use crate::check::report::CheckReport;
+use crate::command::{Command, Env};
 use crate::error::Fix;
+use crate::export::json::HostStamp;
 use crate::host::Host;
-use crate::journal::{Guard, Journal};
+use crate::journal::Guard;
 use crate::probe::{ProbeOptions, ProbeReport};
 use crate::sweep::{Event, Progress, SweepOptions};
-use crate::Ctx;
 use anyhow::{Context, Result};
 use options::{Clock, TuneOptions};
 use report::{Phase, Status, SweepSummary, TuneReport};
@@ -34,7 +35,8 @@ use std::time::{Duration, Instant};
 
 /// What a signal's hook needs to write the partial report.
 pub struct Shared {
-    pub host: Host,
+    /// The host the results describe (each JSON file's envelope).
+    pub stamp: HostStamp,
     pub report: TuneReport,
     pub probe: Option<ProbeReport>,
     pub check: Option<CheckReport>,
@@ -49,10 +51,19 @@ fn lock(s: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     s.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// `innotune tune`: resolve, journal, execute, write, render.
-pub fn run(args: cli::TuneArgs, ctx: &Ctx) -> Result<i32> {
+/// `innotune tune`: resolve, journal, [`run_phases`], write the report
+/// directory.
+impl Command for cli::TuneArgs {
+    type Report = TuneReport;
+
+    fn execute(env: &Env, args: Self) -> Result<TuneReport> {
+        tune(env, args)
+    }
+}
+
+fn tune(env: &Env, args: cli::TuneArgs) -> Result<TuneReport> {
     let opts = args.options();
-    let host = &ctx.host;
+    let host = &env.host;
     if !host.is_live() {
         return Err(Fix::new(
             "tune measures this machine; --root replays another host",
@@ -88,11 +99,7 @@ pub fn run(args: cli::TuneArgs, ctx: &Ctx) -> Result<i32> {
         }
     }
     let out_dir = out::prepare(host, opts.out.as_deref())?;
-    let command = std::iter::once("innotune".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let guard = Journal::begin(&command)?;
+    let guard = env.guard()?;
     let mut report = TuneReport::new(
         path.clone(),
         &probe.path_source,
@@ -102,7 +109,7 @@ pub fn run(args: cli::TuneArgs, ctx: &Ctx) -> Result<i32> {
     );
     report.apply_command = apply_command(&path, &out_dir, &opts, false);
     let shared = Arc::new(Mutex::new(Shared {
-        host: host.clone(),
+        stamp: env.stamp().clone(),
         report,
         probe: None,
         check: None,
@@ -138,7 +145,7 @@ pub fn run(args: cli::TuneArgs, ctx: &Ctx) -> Result<i32> {
             s.done = true;
         })));
     }
-    let result = execute(host, &guard, &opts, &clock, &shared, (probe, probe_t0));
+    let result = run_phases(host, &guard, &opts, &clock, &shared, (probe, probe_t0));
     let restored = guard.restore_all();
     if restored
         .iter()
@@ -154,16 +161,15 @@ pub fn run(args: cli::TuneArgs, ctx: &Ctx) -> Result<i32> {
         w
     };
     drop(guard);
+    env.end_journal();
     crate::journal::set_interrupt_hook(None);
     result?;
     written?;
-    let s = lock(&shared);
-    let code = ctx.emit(&s.report)?;
-    if ctx.format() != crate::export::Format::Text || ctx.sink.output.is_some() {
-        // The text report ends with it; otherwise say it on stderr.
-        eprintln!("innotune: to apply: {}", s.report.apply_command);
+    // The hook (and its handle on `shared`) is gone: the report is ours.
+    match Arc::try_unwrap(shared) {
+        Ok(s) => Ok(s.into_inner().unwrap_or_else(|p| p.into_inner()).report),
+        Err(_) => anyhow::bail!("internal: tune's report is still shared after the run"),
     }
-    Ok(code)
 }
 
 /// A progress line on stderr (always, not only on a terminal: a tune run
@@ -205,7 +211,7 @@ fn end(shared: &Mutex<Shared>, name: &str, t0: Instant, status: Status, note: Op
 /// interrupt keeps them (`probe` ran before the journal began, at the
 /// given instant). A phase that fails is recorded and the next one
 /// runs; only the report directory failing ends the run.
-pub fn execute(
+pub fn run_phases(
     host: &Host,
     guard: &Guard,
     opts: &TuneOptions,
@@ -303,7 +309,7 @@ pub fn execute(
             // check again, with the sweep's significant winner.
             let sweep_json = out_dir.join("sweep.json");
             let w = out::write_one(
-                &s.host,
+                &s.stamp,
                 &sweep_json,
                 s.report.sweep_report.as_ref().unwrap(),
             );

@@ -4,6 +4,7 @@
 use super::report::OltpSide;
 use super::Shared;
 use crate::error::Fix;
+use crate::export::json::HostStamp;
 use crate::export::{Format, Report, Sink};
 use crate::host::Host;
 use anyhow::Result;
@@ -64,10 +65,11 @@ fn stamp() -> String {
     format!("{}-{}", &digits[..8], &digits[8..14])
 }
 
-/// One report as a JSON v2 document at `path`.
-pub fn write_one<R: Report>(host: &Host, path: &Path, r: &R) -> Result<()> {
+/// One report as a JSON v2 document at `path`; `stamp`: the host it
+/// describes.
+pub fn write_one<R: Report>(stamp: &HostStamp, path: &Path, r: &R) -> Result<()> {
     let mut buf = Vec::new();
-    Sink::stdout(Format::Json).render(host, r, &mut buf)?;
+    Sink::stdout(Format::Json).render(stamp, r, &mut buf)?;
     crate::export::write_atomic(path, &buf)
 }
 
@@ -75,7 +77,7 @@ pub fn write_one<R: Report>(host: &Host, path: &Path, r: &R) -> Result<()> {
 /// from a signal's hook).
 pub fn write_all(s: &mut Shared) -> Result<()> {
     let dir = s.report.out_dir.clone();
-    let host = s.host.clone();
+    let host = s.stamp.clone();
     let mut written = Vec::new();
     if let Some(p) = &s.probe {
         write_one(&host, &dir.join("probe.json"), p)?;

@@ -403,6 +403,11 @@ fn vars_table(b: &SandboxVars, a: &SandboxVars) -> Table {
 impl crate::export::Report for TuneReport {
     const COMMAND: &'static str = "tune";
 
+    /// The text page ends with the apply command.
+    fn closing_line(&self) -> Option<String> {
+        Some(format!("to apply: {}", self.apply_command))
+    }
+
     fn document(&self) -> Document {
         let mut d = Document::new(format!("innotune tune: {}", self.path.display()));
         if let Some(i) = &self.interrupted {
