@@ -244,6 +244,8 @@ impl Progress {
 pub struct Stop {
     flag: Arc<AtomicBool>,
     catching: Arc<AtomicUsize>,
+    /// The number of the last signal that set `flag` (0: none).
+    signal: Arc<AtomicUsize>,
 }
 
 impl Stop {
@@ -253,6 +255,7 @@ impl Stop {
         STOP.get_or_init(|| Stop {
             flag: Arc::new(AtomicBool::new(false)),
             catching: Arc::new(AtomicUsize::new(0)),
+            signal: Arc::new(AtomicUsize::new(0)),
         })
         .clone()
     }
@@ -260,6 +263,16 @@ impl Stop {
     /// Has a stop been asked for?
     pub fn requested(&self) -> bool {
         self.flag.load(Ordering::SeqCst)
+    }
+
+    /// The signal that asked for the stop (`SIGINT`, `SIGTERM`…), if one
+    /// did: a command that ends early on it exits 128 + its number, as the
+    /// shell reports a death by that signal.
+    pub fn signal(&self) -> Option<i32> {
+        match self.signal.load(Ordering::SeqCst) {
+            0 => None,
+            n => i32::try_from(n).ok(),
+        }
     }
 
     /// The flag itself, for loops that poll it.
@@ -274,6 +287,19 @@ impl Stop {
     /// Until the returned handle drops, the first of `signals` sets the
     /// flag and a second one ends the process at once (exit 128+signo).
     pub fn catch(&self, signals: &[libc::c_int]) -> Result<Catch> {
+        self.catch_with(signals, true)
+    }
+
+    /// Until the returned handle drops, every one of `signals` only sets
+    /// the flag: none ends the process. For a command whose stop is short
+    /// and bounded and whose report must survive a burst of signals (GNU
+    /// `timeout` sends its signal to the child and then to the whole
+    /// process group: two at once), as `trace` is.
+    pub fn catch_all(&self, signals: &[libc::c_int]) -> Result<Catch> {
+        self.catch_with(signals, false)
+    }
+
+    fn catch_with(&self, signals: &[libc::c_int], second_exits: bool) -> Result<Catch> {
         use anyhow::Context;
         self.catching.fetch_add(1, Ordering::SeqCst);
         // On an error, dropping it releases what was registered.
@@ -284,11 +310,18 @@ impl Stop {
         for &sig in signals {
             // Registered first, so it sees the flag as it was before this
             // signal.
-            let once =
-                signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, self.flag.clone());
-            catch.ids.push(once.context("installing signal handlers")?);
+            if second_exits {
+                let once = signal_hook::flag::register_conditional_shutdown(
+                    sig,
+                    128 + sig,
+                    self.flag.clone(),
+                );
+                catch.ids.push(once.context("installing signal handlers")?);
+            }
             let set = signal_hook::flag::register(sig, self.flag.clone());
             catch.ids.push(set.context("installing signal handlers")?);
+            let which = signal_hook::flag::register_usize(sig, self.signal.clone(), sig as usize);
+            catch.ids.push(which.context("installing signal handlers")?);
         }
         Ok(catch)
     }
@@ -361,6 +394,7 @@ mod tests {
     fn sink(format: Format, out: &Path) -> Sink {
         Sink {
             format,
+            format_given: true,
             color: crate::output::ColorChoice::Never,
             output: Some(out.to_path_buf()),
         }
@@ -417,14 +451,18 @@ mod tests {
         let stop = Stop {
             flag: Arc::new(AtomicBool::new(false)),
             catching: Arc::new(AtomicUsize::new(0)),
+            signal: Arc::new(AtomicUsize::new(0)),
         };
         assert!(!stop.catching());
+        assert_eq!(stop.signal(), None);
         // SIGUSR2: a signal nothing else in the test binary uses.
         let c = stop.catch(&[libc::SIGUSR2]).unwrap();
         assert!(stop.catching());
         assert!(!stop.requested());
         signal_hook::low_level::raise(libc::SIGUSR2).unwrap();
         assert!(stop.requested());
+        // Which signal it was, for exit 128 + its number.
+        assert_eq!(stop.signal(), Some(libc::SIGUSR2));
         drop(c);
         assert!(!stop.catching());
     }

@@ -103,8 +103,9 @@ impl From<Error> for io::Error {
     }
 }
 
-/// What a file type is, as the refusal names it.
-fn describe(t: std::fs::FileType) -> &'static str {
+/// What a file type is, as a refusal names it (the output rule here and
+/// the input opener, `crate::input`).
+pub fn describe(t: std::fs::FileType) -> &'static str {
     if t.is_dir() {
         "a directory"
     } else if t.is_symlink() {
@@ -201,6 +202,31 @@ fn persist<F>(
 fn sync_dir(dir: &Path) -> Result<(), Error> {
     File::open(dir)?.sync_all()?;
     Ok(())
+}
+
+/// Read back a state file innotune wrote (a kept record): only a regular
+/// file owned by the running user, opened without following a link and
+/// without blocking on a FIFO put in its place, checked on the open
+/// descriptor, at most `max` bytes. Anything else is `None`: an exporter
+/// skips what it cannot trust rather than failing.
+pub fn read_own(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let md = f.metadata().ok()?;
+    if !md.file_type().is_file()
+        || md.uid() != rustix::process::geteuid().as_raw()
+        || md.len() > max
+    {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    f.take(max).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 /// Did `e` (or an error it wraps: a temporary file's path error) fail

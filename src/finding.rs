@@ -152,6 +152,63 @@ pub struct Finding {
     /// The change that would fix it, when innotune can make it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change: Option<Box<dyn Change>>,
+    /// What the change was measured to do (tune's before/after: one entry
+    /// per workload × threads it was tried on). Absent when not measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measured: Vec<Measurement>,
+    /// Why it was not measured (rule of thumb only; not measurable on a
+    /// sandbox; durability trade-off not allowed). Absent when measured, or
+    /// when nothing tried to measure it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<String>,
+}
+
+/// One measurement of a finding's change: the ratio after/before of a
+/// workload's throughput at a thread count, with its interval, the exact
+/// test's p-value, the rounds, and the verdict word (`faster`, `slower`,
+/// `no_difference`, `too_few_rounds`, as `stats::Effect` serialises it: the
+/// word is kept as text here so the vocabulary layer needs no statistics).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub workload: String,
+    pub threads: u32,
+    pub ratio: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub p: f64,
+    pub rounds: u32,
+    pub verdict: String,
+}
+
+impl Measurement {
+    /// `oltp_read_only at 8 threads: 1.234× (CI 1.10–1.35), faster, p 0.029, 4 rounds`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} at {} thread(s): {:.3}× after/before (95 % CI {:.3}–{:.3}), {}, p {:.3}, {} rounds",
+            self.workload,
+            self.threads,
+            self.ratio,
+            self.ci_low,
+            self.ci_high,
+            self.verdict_words(),
+            self.p,
+            self.rounds
+        )
+    }
+
+    /// The verdict as reports show it.
+    pub fn verdict_words(&self) -> &str {
+        match self.verdict.as_str() {
+            "no_difference" => "no measurable difference",
+            "too_few_rounds" => "too few rounds",
+            v => v,
+        }
+    }
+
+    /// Whether the verdict claims a difference (colour only these).
+    pub fn claims(&self) -> bool {
+        matches!(self.verdict.as_str(), "faster" | "slower")
+    }
 }
 
 impl Finding {
@@ -178,6 +235,8 @@ impl Finding {
                 reference: None,
             },
             change: None,
+            measured: Vec::new(),
+            not_measured: None,
         }
     }
 

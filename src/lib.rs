@@ -35,19 +35,24 @@ pub mod error;
 pub mod export;
 pub mod finding;
 pub mod host;
+pub mod input;
 pub mod journal;
 pub mod merge;
 pub mod model;
 pub mod oltp;
 pub mod output;
 pub mod probe;
+pub mod prove;
+pub mod replay;
 pub mod report;
 pub mod safety;
 pub mod sandbox;
+pub mod search;
 pub mod slowlog;
 pub mod stats;
 pub mod sweep;
 pub mod trace;
+pub mod trial;
 pub mod tune;
 pub mod units;
 
@@ -58,7 +63,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
     use command::dispatch;
     let host = host::Host::with_root(&cli.root);
     let sink = export::Sink {
-        format: cli.format,
+        format: cli.format.unwrap_or(export::Format::Text),
+        format_given: cli.format.is_some(),
         color: cli.color,
         output: cli.output,
     };
@@ -66,16 +72,27 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<i32> {
         C::Probe(a) => dispatch(host, sink, a),
         C::Bench(a) => dispatch(host, sink, a),
         C::Sweep(a) => dispatch(host, sink, a),
+        C::Prove(a) => dispatch(host, sink, a),
         C::Oltp(a) => dispatch(host, sink, *a),
         C::Sandbox(a) => dispatch(host, sink, a),
         C::Checksum(a) => dispatch(host, sink, a),
         C::Check(a) => dispatch(host, sink, a),
         C::Apply(a) => dispatch(host, sink, a),
+        C::Tune(a) if a.search => dispatch(host, sink, search::SearchArgs(a)),
         C::Tune(a) => dispatch(host, sink, a),
         C::Merge(a) => dispatch(host, sink, a),
         C::Trace(a) => dispatch(host, sink, a),
         C::Report(a) => dispatch(host, sink, a),
+        C::Slowlog(a) if a.capture.is_some() => {
+            dispatch(host, sink, crate::slowlog::capture::Capture(a))
+        }
         C::Slowlog(a) => dispatch(host, sink, a),
+        C::Replay(a) => dispatch(host, sink, a),
         C::Restore(a) => dispatch(host, sink, a),
+        // Not a report: the script is the output, in no --format (like --help).
+        C::Completions(a) => {
+            cli::completions(a.shell, &mut std::io::stdout().lock());
+            Ok(0)
+        }
     }
 }

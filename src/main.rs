@@ -1,6 +1,5 @@
 //! The binary: parse → run → render → exit. Everything else is in the library.
 
-use clap::Parser;
 use innotune::error::{exit, one_line};
 
 fn main() {
@@ -16,26 +15,43 @@ fn main() {
             "could not hide the password from ps ({e}): prefer ~/.my.cnf [client]"
         ));
     }
-    let cli = match innotune::cli::Cli::try_parse_from(&argv.args) {
+    let cli = match innotune::cli::Cli::parse_args(&argv.args) {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() {
-                exit::ERROR
-            } else {
-                exit::OK
-            };
-            if e.use_stderr() && argv.leaks(&e.to_string()) {
+            use clap::error::ErrorKind;
+            // Help and version (and a bare command that shows its help)
+            // are clap's own output and exit codes; usage errors are one
+            // line naming the fix, exit 2, like every other error.
+            let shows_help = matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            );
+            if shows_help {
+                let _ = e.print();
+                std::process::exit(e.exit_code());
+            }
+            if argv.leaks(&e.to_string()) {
                 eprintln!("innotune: error: {}", innotune::db::argv::REDACTED_USAGE);
             } else {
-                let _ = e.print();
+                eprintln!(
+                    "innotune: error: {}",
+                    innotune::cli::usage_error_line(&e, &argv.args)
+                );
             }
-            std::process::exit(code);
+            std::process::exit(exit::ERROR);
         }
     };
     match innotune::run(cli) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("innotune: error: {}", one_line(&e));
+            // The one place error lines are printed: control bytes in a
+            // path or a server's message never reach the terminal raw.
+            eprintln!(
+                "innotune: error: {}",
+                innotune::output::escape_controls(&one_line(&e))
+            );
             std::process::exit(exit::ERROR);
         }
     }

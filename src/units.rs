@@ -65,7 +65,10 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         )
     };
     let d = if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_nan() || secs < 0.0 {
+        if secs.is_nan() {
+            bail!("duration {s:?} is not a number (examples: 10s, 5m, 1h)");
+        }
+        if secs < 0.0 {
             bail!("duration {s:?} must be zero or more seconds");
         }
         Duration::try_from_secs_f64(secs).map_err(|_| too_long())?
@@ -79,6 +82,15 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         return Err(too_long());
     }
     Ok(d)
+}
+
+/// Seconds for people, as [`fmt_ns`]: `850 ms`, `2.64 s`, `0 ns` for
+/// zero (a sub-second figure printed `{:.0}s` said "0s").
+pub fn fmt_secs(s: f64) -> String {
+    if !s.is_finite() || s <= 0.0 {
+        return "0 s".to_string();
+    }
+    fmt_ns((s * 1e9).round() as u64)
 }
 
 /// A duration in ns for people, in the largest unit that keeps it at or
@@ -183,13 +195,32 @@ mod tests {
     }
 
     #[test]
+    fn seconds_for_people() {
+        assert_eq!(fmt_secs(0.0), "0 s");
+        assert_eq!(fmt_secs(0.35), "350 ms");
+        assert_eq!(fmt_secs(2.642417), "2.64 s");
+        assert_eq!(fmt_secs(0.0005), "500 us");
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
         assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert!(parse_duration("-1").is_err());
-        assert!(parse_duration("nan").is_err());
         assert!(parse_duration("soon").is_err());
+        // Issue 39: NaN said "must be zero or more seconds".
+        for nan in ["nan", "NaN", "-nan", "+NaN"] {
+            let e = parse_duration(nan).unwrap_err().to_string();
+            assert!(
+                e.contains("is not a number") && !e.contains("zero or more"),
+                "{nan}: {e}"
+            );
+        }
+        assert!(parse_duration("-1")
+            .unwrap_err()
+            .to_string()
+            .contains("zero or more"));
     }
 
     /// These panicked (float-to-Duration overflow) before the range check.

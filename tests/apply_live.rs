@@ -342,3 +342,89 @@ fn emitted_sysctl_file_is_read_by_sysctl_p() {
         );
     }
 }
+
+/// Runs the rules in `rules` (a directory) for real with `udevadm test
+/// --action=change` on `/sys/block/NAME`, in a private mount namespace
+/// (the host's rules and /run stay its own); the log.
+fn udevadm_test(rules: &Path, name: &str) -> String {
+    let script = format!(
+        "mount --bind {} /etc/udev/rules.d && mount -t tmpfs none /run && udevadm test --action=change /sys/block/{}",
+        rules.display(),
+        name
+    );
+    let t = Sys::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&t.stderr).to_string() + &String::from_utf8_lossy(&t.stdout);
+    assert!(t.status.success(), "{log}");
+    log
+}
+
+/// udev reads `*?[` in a match value as a glob and `|` as alternatives:
+/// a rule written for a backing file `c*.img` also matched `c-decoy.img`,
+/// and one for `a|b.img` matched a loop over `a`. Under `udevadm test` the
+/// emitted rule now switches the tuned loop device and leaves each decoy
+/// (a loop over the file the unescaped rule matched) as it was.
+#[test]
+fn a_udev_rule_for_a_backing_file_named_with_glob_characters_matches_only_it() {
+    if !support::live() {
+        return;
+    }
+    for (weird, decoy) in [("c*.img", "c-decoy.img"), ("a|b.img", "a")] {
+        let dir = tempfile::Builder::new()
+            .prefix("innotune-udevglob-")
+            .tempdir_in(support::VAR_TMP)
+            .unwrap();
+        let d = dir.path();
+        for f in [weird, decoy] {
+            std::fs::File::create(d.join(f))
+                .unwrap()
+                .set_len(64 << 20)
+                .unwrap();
+        }
+        let lo = support::Loop::attach(&d.join(weird), &[]);
+        let decoy_lo = support::Loop::attach(&d.join(decoy), &[]);
+        let mnt = lo.mount_ext4();
+        lo.set_scheduler("bfq");
+        decoy_lo.set_scheduler("bfq");
+        let state = tempfile::tempdir().unwrap();
+        let root = test_root(d);
+        let emit = d.join("emit");
+        let out = support::innotune()
+            .env("INNOTUNE_STATE_DIR", state.path())
+            .arg("--root")
+            .arg(&root)
+            .args([
+                "check",
+                "--format",
+                "json",
+                "--no-server",
+                "--only",
+                "storage",
+                "--emit",
+            ])
+            .arg(&emit)
+            .arg(&mnt.path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rules = emit.join("etc/udev/rules.d");
+        let text = std::fs::read_to_string(rules.join("99-innotune.rules")).unwrap();
+        let log = udevadm_test(&rules, &decoy_lo.name);
+        assert_eq!(
+            decoy_lo.scheduler(),
+            "bfq",
+            "the rule for {weird} matched the loop over {decoy}:\n{text}\n{log}"
+        );
+        let log = udevadm_test(&rules, &lo.name);
+        assert!(log.contains("writing 'none'"), "{text}\n{log}");
+        assert_eq!(lo.scheduler(), "none", "{text}");
+        drop(mnt);
+    }
+}

@@ -693,6 +693,41 @@ fn o_direct_unsupported_and_no_space_are_one_line() {
     assert!(e.contains("read-only") && e.contains("fix:"), "{e}");
 }
 
+/// `--preset mixed` lays out two files: space is checked for both before
+/// either is written (issue 46: it wrote the first 1 GiB file, then said
+/// "the files need 1GiB" and left it behind).
+#[test]
+fn space_is_checked_for_every_job_before_any_file_is_written() {
+    if !support::live() {
+        return;
+    }
+    // 12 MiB: room for one 8 MiB file, not for the preset's two.
+    let small = Mount::fs("tmpfs", "size=12m");
+    let e = bench_err(&[
+        "--preset",
+        "mixed",
+        "--size",
+        "8m",
+        "--runtime",
+        "1",
+        "--directory",
+        d(&small.path),
+    ]);
+    assert!(
+        e.contains("not enough space") && e.contains("need 16MiB") && e.contains("--cleanup"),
+        "names what both files need and how to free earlier runs' files: {e}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&small.path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("innotune-"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "no file written before the refusal: {left:?}"
+    );
+}
+
 #[test]
 fn raw_device_needs_flag_and_must_not_be_mounted() {
     if !support::live() {
@@ -734,6 +769,27 @@ fn raw_device_needs_flag_and_must_not_be_mounted() {
     assert!(devs[0]["r_per_s"].as_f64().unwrap() > 0.0, "{devs:?}");
     assert!(devs[0]["w_per_s"].as_f64().unwrap() > 0.0, "{devs:?}");
 
+    // A read-only job needs no consent and says nothing of destroying
+    // (issue 39), and the device is left byte for byte as it was.
+    let before = std::fs::read(&dev).unwrap();
+    for rw in ["read", "randread"] {
+        let o = support::innotune()
+            .args(["--format", "json", "bench", "--rw", rw, "--bs", "4k"])
+            .args(["--filename", &dev, "--size", "8m", "--io_size", "256k"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{rw}: {err}");
+        assert!(!err.contains("destroys"), "{rw}: {err}");
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            u(&r["result"]["result"]["jobs"][0]["read"]["total_ios"]),
+            64,
+            "{rw}"
+        );
+    }
+    assert!(std::fs::read(&dev).unwrap() == before, "a read job wrote");
+
     let _m = lo.mount_ext4();
     let e = bench_err(&[
         "--rw",
@@ -745,6 +801,20 @@ fn raw_device_needs_flag_and_must_not_be_mounted() {
         "--allow-raw-device",
     ]);
     assert!(e.contains("mounted"), "{e}");
+    // Reading a mounted device changes nothing on it: allowed.
+    let r = bench_json(&[
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--filename",
+        &dev,
+        "--size",
+        "8m",
+        "--io_size",
+        "64k",
+    ]);
+    assert_eq!(u(&r["result"]["jobs"][0]["read"]["total_ios"]), 16);
 
     // A regular file is never a --filename target.
     let e = bench_err(&[
@@ -897,7 +967,9 @@ fn spawn_bench(args: &[&str]) -> support::Spawned {
 }
 
 /// SIGINT and SIGTERM both end a run early with its partial results
-/// (SIGTERM used to kill it with nothing on stdout).
+/// (SIGTERM used to kill it with nothing on stdout), written to stdout or
+/// `--output`, and exit 130 / 143 as other commands do on a signal (issue
+/// 39: it exited 0, as if the run had completed).
 #[test]
 fn ctrl_c_and_sigterm_end_the_run_with_partial_results() {
     let t = tmpdir();
@@ -914,8 +986,9 @@ fn ctrl_c_and_sigterm_end_the_run_with_partial_results() {
         "--directory",
         d(t.path()),
     ]);
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        let child = spawn_bench(&[
+    let report = t.path().join("report.json");
+    for (sig, output) in [(libc::SIGINT, None), (libc::SIGTERM, Some(&report))] {
+        let mut args = vec![
             "--rw",
             "randread",
             "--bs",
@@ -926,7 +999,11 @@ fn ctrl_c_and_sigterm_end_the_run_with_partial_results() {
             "60",
             "--directory",
             d(t.path()),
-        ]);
+        ];
+        if let Some(o) = output {
+            args.extend(["--output", d(o)]);
+        }
+        let child = spawn_bench(&args);
         let pid = child.id();
         support::wait_for(
             "the job thread to issue reads",
@@ -936,12 +1013,17 @@ fn ctrl_c_and_sigterm_end_the_run_with_partial_results() {
         // SAFETY: signalling our own child.
         unsafe { libc::kill(pid as i32, sig) };
         let out = child.output_within(support::WAIT);
-        assert!(
-            out.status.success(),
+        assert_eq!(
+            out.status.code(),
+            Some(128 + sig),
             "signal {sig}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let written = match output {
+            Some(o) => std::fs::read(o).unwrap(),
+            None => out.stdout.clone(),
+        };
+        let v: Value = serde_json::from_slice(&written).unwrap();
         let r = &v["result"]["result"];
         assert_eq!(r["interrupted"], true, "signal {sig}");
         let secs = r["jobs"][0]["runtime_s"].as_f64().unwrap();
@@ -1353,7 +1435,10 @@ fn bad_values_are_one_line_naming_the_option() {
             &["--ramp_time", "out of range"],
         ),
         (&["--runtime=-1"], &["--runtime", "zero or more"]),
-        (&["--runtime", "nan"], &["--runtime", "zero or more"]),
+        (
+            &["--runtime", "nan"],
+            &["--runtime", "\"nan\" is not a number"],
+        ),
         (
             &["--runtime", "0"],
             &["--runtime 0 measures nothing", "io_size"],
@@ -1382,30 +1467,138 @@ fn bad_values_are_one_line_naming_the_option() {
     assert!(e.contains("line 4, column 6"), "{e}");
 }
 
-/// tmpfs is RAM: O_DIRECT there still measures memory. Said in a warning
-/// (stderr, and the JSON envelope's `warnings`).
+/// tmpfs is RAM: O_DIRECT there still measures memory. Said in the
+/// result (`not_on_device`, and a warning note on the text page).
 #[test]
 fn tmpfs_results_are_flagged_as_ram_speed() {
     if !support::live() {
         return;
     }
     let m = Mount::fs("tmpfs", "size=16m");
-    let out = support::innotune()
-        .args([
-            "--format", "json", "bench", "--rw", "randread", "--size", "4m",
-        ])
-        .args(["--io_size", "64k", "--direct=1", "--directory", d(&m.path)])
-        .output()
-        .unwrap();
+    let args = [
+        "bench",
+        "--rw",
+        "randread",
+        "--size",
+        "4m",
+        "--io_size",
+        "64k",
+        "--direct=1",
+        "--directory",
+        d(&m.path),
+    ];
+    let r = bench_json(&args[1..]);
+    let flags = &r["not_on_device"];
+    assert_eq!(flags[0]["why"], "memory_filesystem", "{r:#}");
+    assert_eq!(flags[0]["filesystem"], "tmpfs");
+    assert_eq!(flags[0]["direct"], true);
+    let out = support::innotune().args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        text.contains("tmpfs") && text.contains("RAM speed even with --direct"),
+        "{text}"
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let w = v["warnings"].to_string();
-    assert!(
-        w.contains("tmpfs") && w.contains("RAM speed even with --direct"),
-        "{w}"
+}
+
+/// One 1-second page-read (O_DIRECT, 32 MiB) on ext4 on a loop device
+/// backed by /dev/shm: with `losetup --direct-io=on` its I/O reaches the
+/// loop device and on to the backing file directly, nothing is flagged;
+/// without (loop/dio 0) the loop device reads its backing file through the
+/// page cache: flagged in JSON (`not_on_device[].why` = `loop_buffered`,
+/// naming the device and its backing file) and on the text page.
+#[test]
+fn a_loop_device_without_direct_io_is_flagged_and_one_with_it_is_not() {
+    if !support::live() {
+        return;
+    }
+    for direct_io in [false, true] {
+        let lab = support::Lab::new(support::LabOpts {
+            tag: "bench-dio",
+            base: support::RAM,
+            size: 128 << 20,
+            direct_io,
+            ..Default::default()
+        });
+        let dio = std::fs::read_to_string(format!("/sys/block/{}/loop/dio", lab.name())).unwrap();
+        assert_eq!(dio.trim(), if direct_io { "1" } else { "0" });
+        let args = [
+            "bench",
+            "--preset",
+            "page-read",
+            "--size",
+            "32m",
+            "--runtime",
+            "1s",
+            "--cleanup",
+            "--directory",
+            d(&lab.mnt),
+        ];
+        let r = bench_json(&args[1..]);
+        // The loop device's counters were read over the window either way.
+        assert_eq!(r["result"]["devices"][0]["device"], lab.name(), "{r:#}");
+        let flags = r["not_on_device"].as_array().cloned().unwrap_or_default();
+        if direct_io {
+            assert!(flags.is_empty(), "direct I/O reached the device: {flags:?}");
+            continue;
+        }
+        assert_eq!(flags.len(), 1, "{flags:?}");
+        assert_eq!(flags[0]["why"], "loop_buffered");
+        assert_eq!(flags[0]["device"], lab.name());
+        assert_eq!(flags[0]["backing_file"], d(&lab.img));
+        let out = support::innotune().args(args).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(&format!(
+                "{} reads and writes its backing file {} through the page cache",
+                lab.name(),
+                lab.img.display()
+            )),
+            "{text}"
+        );
+    }
+}
+
+/// Buffered reads (direct=0) of a 32 MiB file on a loop device with
+/// direct I/O: after the first pass the file is in the page cache, and
+/// the device counts a sliver of what the job read. Flagged by the
+/// device's own counters (`few_device_bytes`, under a tenth).
+#[test]
+fn buffered_reads_served_by_the_page_cache_are_flagged_by_the_device_counters() {
+    if !support::live() {
+        return;
+    }
+    let lab = support::Lab::new(support::LabOpts {
+        tag: "bench-cached",
+        base: support::RAM,
+        size: 128 << 20,
+        ..Default::default()
+    });
+    let r = bench_json(&[
+        "--rw",
+        "randread",
+        "--bs",
+        "16k",
+        "--direct=0",
+        "--size",
+        "32m",
+        "--runtime",
+        "2s",
+        "--cleanup",
+        "--directory",
+        d(&lab.mnt),
+    ]);
+    let flags = r["not_on_device"].as_array().cloned().unwrap_or_default();
+    let few: Vec<&Value> = flags
+        .iter()
+        .filter(|f| f["why"] == "few_device_bytes")
+        .collect();
+    assert_eq!(few.len(), 1, "{r:#}");
+    assert_eq!(few[0]["device"], lab.name());
+    assert_eq!(few[0]["direction"], "read");
+    let (issued, seen) = (
+        few[0]["issued_bytes_per_s"].as_f64().unwrap(),
+        few[0]["device_bytes_per_s"].as_f64().unwrap(),
     );
+    assert!(seen < issued / 10.0, "{issued} vs {seen}");
 }

@@ -307,6 +307,19 @@ fn apply_then_check_then_restore_on_a_tree() {
         .unwrap()
         .contains("innotune-limits.conf"));
 
+    // Issue 46: the dry run listed /sys paths without the root apply wrote
+    // under; every path it lists is the one restore would write.
+    let dry = support::innotune_in(st.path())
+        .args(["restore", "--dry-run"])
+        .output()
+        .unwrap();
+    let dry = String::from_utf8_lossy(&dry.stdout);
+    let sched = root.join("sys/block/nvme1n1/queue/scheduler");
+    assert!(dry.contains(&*sched.to_string_lossy()), "{dry}");
+    assert!(
+        !dry.lines().any(|l| l.contains(" /sys/")),
+        "a /sys path without the root: {dry}"
+    );
     let out = support::innotune_in(st.path())
         .args(["restore", "--format", "json"])
         .output()
@@ -353,7 +366,13 @@ fn committed_trees_are_what_the_generator_makes() {
         .status()
         .expect("python3 runs make-check-fixtures.py");
     assert!(st.success());
-    for name in ["check-clean", "check-planted", "check-unpersisted"] {
+    for name in [
+        "check-clean",
+        "check-planted",
+        "check-unpersisted",
+        "client-planted",
+        "client-irq",
+    ] {
         let out = std::process::Command::new("diff")
             .args(["-r", "--no-dereference"])
             .arg(dir.join(name))
@@ -377,6 +396,7 @@ fn a_significant_sweep_result_overrides_the_class_rule() {
         &f,
         serde_json::json!({
             "schema": "sweep/2",
+            "tool": "innotune",
             "result": {
                 "devices": [{"name": "sda", "scheduler": "none"}],
                 "recommendation": {"scheduler": "mq-deadline", "candidate": "mq-deadline",
@@ -520,4 +540,146 @@ fn emit_never_replaces_anything_but_a_regular_file() {
         std::fs::read_link(&fifo).unwrap(),
         Path::new("/etc/hostname")
     );
+}
+
+/// `chattr -i` on drop, so a failed test leaves no immutable directory.
+struct Immutable(PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// Issue 39: `--emit DIR` followed a symbolic link at `DIR/etc` (or any
+/// directory below DIR) and wrote through it; an immutable DIR failed with
+/// a bare "Operation not permitted (os error 1)". Now a link anywhere
+/// below DIR is refused in one line naming it (the link's target stays
+/// empty), and every error names the path and a fix.
+#[test]
+fn emit_never_writes_through_a_symlinked_directory_and_errors_name_the_path() {
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let victim = work.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    let emit = |dir: &Path| {
+        let o = support::innotune_in(state.path())
+            .arg("--root")
+            .arg(support::fixture_host("check-planted"))
+            .args(["check", "/var/lib/mysql", "--emit"])
+            .arg(dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("fix:") && !err.contains("/proc/self/fd"),
+            "{err}"
+        );
+        err
+    };
+    for (i, at) in ["etc", "etc/sysctl.d"].into_iter().enumerate() {
+        let dir = work.path().join(format!("emit{i}"));
+        let link = dir.join(at);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let err = emit(&dir);
+        assert!(
+            err.contains(&format!("{} is a symbolic link", link.display())),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0, "{at}");
+        assert_eq!(std::fs::read_link(&link).unwrap(), victim);
+    }
+    // An immutable --emit directory (chattr +i, where this filesystem and
+    // user allow it; otherwise a file where a directory goes).
+    let imm = work.path().join("immutable");
+    std::fs::create_dir(&imm).unwrap();
+    let chattr = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&imm)
+        .status()
+        .is_ok_and(|s| s.success());
+    if chattr {
+        let _undo = Immutable(imm.clone());
+        let err = emit(&imm);
+        assert!(
+            err.contains(&format!("cannot create --emit {}/etc", imm.display()))
+                && err.contains("Operation not permitted")
+                && err.contains("chattr -i"),
+            "{err}"
+        );
+    } else {
+        std::fs::write(imm.join("etc"), "").unwrap();
+        let err = emit(&imm);
+        assert!(
+            err.contains(&format!("{}/etc is not a directory", imm.display())),
+            "{err}"
+        );
+    }
+}
+
+/// Issue 39: `check --sample 400d` was accepted where every other duration
+/// stops at 366 days (check had a parser of its own); `nan` is named as
+/// not a number.
+#[test]
+fn sample_durations_share_the_one_parser_and_its_limit() {
+    let state = tempfile::tempdir().unwrap();
+    for (v, want) in [
+        ("400d", "out of range (at most 366 days)"),
+        ("nan", "is not a number"),
+    ] {
+        let o = support::innotune_in(state.path())
+            .arg("--root")
+            .arg(support::fixture_host("check-planted"))
+            .args(["check", "/var/lib/mysql", "--sample", v])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{v}: {err}");
+        assert!(err.contains("--sample") && err.contains(want), "{v}: {err}");
+    }
+    let (code, _) = check(
+        &support::fixture_host("check-planted"),
+        state.path(),
+        &["--sample", "0"],
+    );
+    assert_eq!(code, 1);
+}
+
+/// `check --emit`: every emitted file says which tool checked it or why
+/// none did (issue 46: the udev rule said "checked by —" with udevadm
+/// installed, since udevadm before 254 cannot check rules offline).
+#[test]
+fn emitted_files_say_what_checked_them_or_why_nothing_did() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = support::innotune_in(&tmp.path().join("state"))
+        .env("NO_COLOR", "1")
+        .arg("--root")
+        .arg(support::fixture_host("check-planted"))
+        .args(["check", "/var/lib/mysql", "--no-server", "--emit"])
+        .arg(tmp.path().join("emit"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Emitted files"))
+        .skip(2)
+        .take_while(|l| l.starts_with(' '))
+        .collect();
+    assert!(
+        rows.iter().any(|r| r.contains("99-innotune.rules")),
+        "the udev rule is emitted: {text}"
+    );
+    for r in rows {
+        assert!(
+            r.contains(": ok") || r.contains("not checked: "),
+            "says what checked it or why nothing did: {r}"
+        );
+    }
 }

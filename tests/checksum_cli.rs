@@ -548,23 +548,47 @@ fn live_file_mismatch_is_reread_before_reporting() {
     // Still corrupt after the re-reads: reported, and the file marked live.
     let (code, r, err) = json(&[f.to_str().unwrap()]);
     assert_eq!(code, 1);
-    assert_eq!(r["files"][0]["live_server"], true);
+    // Issue 39: the holder is named as what it is (this test process, not
+    // a server), from the lock's own pid.
+    let me = std::process::id();
+    assert_eq!(r["files"][0]["live_server"], false);
+    assert_eq!(r["files"][0]["held_by"]["how"], "lock");
+    assert_eq!(r["files"][0]["held_by"]["pid"], me);
     assert_eq!(bad_pages(&r), vec![(8, "checksum".to_string())]);
-    assert!(err.contains("a server is running on this file"), "{err}");
+    assert!(
+        !err.contains("holds a write lock"),
+        "said once, on the page: {err}"
+    );
+    // Issue 46: said once — on the page, not again on stderr.
+    let out = support::innotune()
+        .env("NO_COLOR", "1")
+        .arg("checksum")
+        .arg(&f)
+        .output()
+        .unwrap();
+    let (page, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(
+        page.matches(&format!("process {me} (")).count(),
+        1,
+        "{page}"
+    );
+    assert!(page.contains("holds a write lock on this file"), "{page}");
+    assert!(
+        !page.contains("server") && !err.contains("write lock"),
+        "{page}{err}"
+    );
     // The "server" finishes its write during the re-reads: not reported.
-    // Readiness: the warning line (before the scan), then the process's own
-    // read counter past the whole file (the scan has read the bad page and
-    // is in its 5 x 50 ms re-read window), then the good page is written.
-    let mut child = support::innotune_sys()
+    // Readiness: the process's own read counter past the whole file (the
+    // scan has read the bad page and is in its 5 x 50 ms re-read window),
+    // then the good page is written.
+    let child = support::innotune_sys()
         .args(["--format", "json", "checksum", f.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .start();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    use std::io::BufRead;
-    stderr.read_line(&mut line).unwrap();
-    assert!(line.contains("a server is running on this file"), "{line}");
     let size = fs::metadata(&f).unwrap().len();
     let rchar = |pid: u32| -> u64 {
         fs::read_to_string(format!("/proc/{pid}/io"))
@@ -621,11 +645,22 @@ fn server_holding_the_file_is_detected_from_proc() {
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["result"]["files"][0]["live_server"], true);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("a server is running on this file"));
+    assert_eq!(v["result"]["files"][0]["held_by"]["command"], "mariadbd");
+    let out = support::innotune()
+        .args(["--root", root.path().to_str().unwrap(), "checksum"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        page.contains("mariadbd (pid 4242) has this file open"),
+        "{page}"
+    );
     // Another process name does not count.
     fs::write(root.path().join("proc/4242/comm"), "cp\n").unwrap();
     let (_, r, _) = json(&["--root", root.path().to_str().unwrap(), f.to_str().unwrap()]);
     assert_eq!(r["files"][0]["live_server"], false);
+    assert!(r["files"][0].get("held_by").is_none(), "{r:#}");
 }
 
 /// innodb-format files are folded four pages at a time; a bad page inside a
@@ -671,4 +706,111 @@ fn page_cache_mapped_and_read_paths_agree() {
         vec![(5, "checksum".to_string()), (9, "checksum".to_string())]
     );
     assert_eq!(warm["files"], cold["files"]);
+}
+
+/// Issue 39: control bytes in a file name (an ESC sequence that clears the
+/// screen and retitles the terminal) reached stdout and the error line
+/// raw. The per-file error and the table show them escaped, and the one
+/// error line is escaped where it is printed.
+#[test]
+fn control_bytes_in_a_path_never_reach_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = dir.path().join("x\x1b[2J\x1b]0;pwned\x07.ibd");
+    fs::write(&evil, "not a tablespace\n".repeat(200)).unwrap();
+    let out = support::innotune()
+        .env("NO_COLOR", "1")
+        .arg("checksum")
+        .arg(&evil)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    for (what, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        assert!(
+            !bytes.iter().any(|b| *b == 0x1b || *b == 0x07),
+            "raw control bytes on {what}: {:?}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(r"x\e[2J\e]0;pwned\x07.ibd"), "{text}");
+
+    // A usage error (the file is gone): the one error line.
+    let gone = dir.path().join("gone\x1b[31m.ibd");
+    let out = support::innotune()
+        .arg("checksum")
+        .arg(&gone)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.stderr.contains(&0x1b), "{err:?}");
+    assert!(err.contains(r"gone\e[31m.ibd"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    // report's error line goes through the same printer.
+    let out = support::innotune()
+        .arg("report")
+        .arg(dir.path().join("r\x1b[31m.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.stderr.contains(&0x1b), "{err:?}");
+    assert!(err.contains(r"r\e[31m.json"), "{err}");
+}
+
+/// Issue 39: a table just created has its file extended but page 0 not yet
+/// written back; "not an InnoDB tablespace" sent the user looking for
+/// corruption. An all-zero page 0 now says it may be new and unflushed.
+#[test]
+fn an_unflushed_page_0_is_said_to_be_maybe_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("new_table.ibd");
+    fs::write(&f, vec![0u8; 7 * PS]).unwrap();
+    let (code, r, _) = json(&[f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    let err = r["files"][0]["error"].as_str().unwrap();
+    assert!(
+        err.contains("page 0 is all zeros") && err.contains("not flushed yet"),
+        "{err}"
+    );
+    // A copy whose first page alone was zeroed says the same.
+    let g = copy_to(dir.path(), CRC32_FILE);
+    patch(&g, 0, |b| b[..PS].fill(0));
+    let (code, r, _) = json(&[g.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        r["files"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not flushed yet"),
+        "{r:#}"
+    );
+}
+
+/// Issue 39: `valid 0 ()` — a file whose checked pages are all empty
+/// showed an empty breakdown; now just the count.
+#[test]
+fn no_empty_breakdown_when_no_page_is_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = copy_to(dir.path(), CRC32_FILE);
+    patch(&f, 5 * PS, |b| b[..PS].fill(0));
+    let out = support::innotune()
+        .env("NO_COLOR", "1")
+        .args(["checksum", "--page", "5"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 empty"), "{text}");
+    assert!(!text.contains("()"), "{text}");
+    // With valid pages the breakdown stays.
+    let out = support::innotune()
+        .env("NO_COLOR", "1")
+        .args(["checksum", "--page", "4"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 (crc32:1)"));
 }

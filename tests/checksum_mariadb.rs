@@ -168,6 +168,24 @@ fn check_format(algo: &str, expect_valid: &str, page_size: usize) {
         }
     );
     assert_eq!(a["page_size_bytes"], page_size);
+    // Issue 46: a named algorithm that cannot fit the file's format (read
+    // from page 0's FSP flags) is refused for that file, naming both,
+    // instead of calling every written page bad (exit 1, "CORRUPT").
+    let wrong = if algo == "full_crc32" {
+        "crc32"
+    } else {
+        "full_crc32"
+    };
+    let a_path = data.join("t/a.ibd");
+    let (code, r) = innotune(&["--algorithm", wrong, a_path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{r:#}");
+    assert_eq!(r["totals"]["bad"], 0, "{r:#}");
+    let err = r["files"][0]["error"].as_str().unwrap();
+    assert!(
+        err.contains(&format!("--algorithm {wrong} does not fit"))
+            && err.contains(&format!("{} format", a["format"].as_str().unwrap())),
+        "{err}"
+    );
     assert!(a["valid"][expect_valid].as_u64().unwrap() > 20, "{a:#}");
     let zip = page_size == 16384;
     if zip {

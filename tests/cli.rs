@@ -139,3 +139,84 @@ fn output_writes_only_regular_files() {
         "temporary files left: {names:?}"
     );
 }
+
+/// Issue 46: argument errors were clap's multi-line `error:` text. Every
+/// usage error is now one line, `innotune: error: … (fix: …)`, exit 2,
+/// naming the help of the command it came from; help and version stay
+/// clap's own output.
+#[test]
+fn usage_errors_are_one_line_naming_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["tune", "--budget", "10s", d],
+            &[
+                "'10s'",
+                "--budget",
+                "shorter than 40 s",
+                "`innotune tune --help`",
+            ],
+        ),
+        (
+            &[
+                "bench",
+                "--rw",
+                "randread",
+                "--runtime",
+                "-1",
+                "--directory",
+                d,
+            ],
+            &["--runtime", "\"-1\"", "zero or more"],
+        ),
+        (
+            &["probe", "--no-such-flag"],
+            &["'--no-such-flag'", "`innotune probe --help`"],
+        ),
+        (
+            &["--format", "yaml", "probe"],
+            &["'yaml'", "use one of text, json", "`innotune probe --help`"],
+        ),
+        (
+            &["sweep", "--rounds", "x", d],
+            &["'x'", "--rounds", "`innotune sweep --help`"],
+        ),
+        (&["frob"], &["'frob'", "'probe'", "`innotune --help`"]),
+        (
+            &["oltp", "oltp_read_write"],
+            &["<COMMAND>", "`innotune oltp --help`"],
+        ),
+        (
+            &["sandbox", "status", "--bogus"],
+            &["'--bogus'", "`innotune sandbox status --help`"],
+        ),
+    ];
+    for (args, wants) in cases {
+        let out = innotune()
+            .env("INNOTUNE_STATE_DIR", dir.path())
+            .args(*args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: stdout {:?}", out.stdout);
+        assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(
+            err.starts_with("innotune: error: ") && err.contains(" (fix: "),
+            "{args:?}: {err}"
+        );
+        for w in *wants {
+            assert!(err.contains(w), "{args:?}: {err} lacks {w}");
+        }
+        assert!(!err.contains("Usage:") && !err.contains("For more information"));
+    }
+    // Help stays clap's: several lines on stdout, exit 0; a bare command
+    // shows its help on stderr with exit 2.
+    let help = innotune().args(["sweep", "--help"]).output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: innotune sweep"));
+    let bare = innotune().output().unwrap();
+    assert_eq!(bare.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bare.stderr).contains("Usage: innotune"));
+}

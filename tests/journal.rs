@@ -245,15 +245,22 @@ fn sigkill_mid_apply_then_restore_returns_every_value_and_keeps_an_edited_file()
     let (code, v, err) = restore(state.path(), &[]);
     assert_eq!(code, 0, "{v:#} {err}");
     let oc = outcomes(&v);
-    let rules_key = "file /etc/udev/rules.d/99-innotune.rules".to_string();
+    // Paths as written: under the tree apply --root changed.
+    let rules_key = format!(
+        "file {}",
+        root.join("etc/udev/rules.d/99-innotune.rules").display()
+    );
     assert_eq!(
         oc.get(&rules_key).map(String::as_str),
         Some("conflict"),
         "{oc:#?}"
     );
     assert_eq!(
-        oc.get("file_edit /etc/sysctl.d/99-innotune.conf")
-            .map(String::as_str),
+        oc.get(&format!(
+            "file_edit {}",
+            root.join("etc/sysctl.d/99-innotune.conf").display()
+        ))
+        .map(String::as_str),
         Some("restored")
     );
     assert!(
@@ -430,6 +437,27 @@ fn a_journal_of_an_unknown_version_names_it_and_its_writer() {
             && err.contains("an innotune that did not record its version"),
         "{err}"
     );
+    // A version of the wrong type says so, not that there is none (issue
+    // 39: `"version":"2"` said "has no format version").
+    for (bad, words) in [
+        (serde_json::json!("2"), "\"2\" (a string"),
+        (serde_json::json!(2.5), "2.5 (not a whole number"),
+        (serde_json::json!(-1), "-1 (not a whole number"),
+        (serde_json::json!([2]), "[2] (an array"),
+    ] {
+        let mut odd = future.clone();
+        odd["version"] = bad;
+        std::fs::write(&jp, serde_json::to_string(&odd).unwrap()).unwrap();
+        let (code, _, err) = restore(state.path(), &[]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        assert!(
+            err.contains(&format!("has an unsupported format version field {words}"))
+                && !err.contains("no format version")
+                && err.contains("fix:"),
+            "{err}"
+        );
+    }
     // Any other command warns with the same words (and goes on).
     std::fs::write(&jp, &text).unwrap();
     let o = innotune(state.path())

@@ -32,7 +32,7 @@ use syn::visit::Visit;
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "ground",
-        &["error", "units", "aligned", "output", "durable"],
+        &["error", "units", "aligned", "output", "durable", "input"],
     ),
     ("host", &["host"]),
     ("model", &["model"]),
@@ -44,11 +44,11 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "measurement",
         &[
-            "stats", "bench", "oltp", "checksum", "sandbox", "trace", "slowlog",
+            "stats", "bench", "oltp", "checksum", "sandbox", "trace", "slowlog", "replay",
         ],
     ),
-    ("analysis", &["probe", "check", "sweep", "apply"]),
-    ("commands", &["tune", "merge", "report"]),
+    ("analysis", &["probe", "check", "trial", "sweep", "apply"]),
+    ("commands", &["tune", "merge", "prove", "search", "report"]),
     ("wiring", &["cli", "crate"]),
 ];
 

@@ -41,7 +41,8 @@ fn two_clients_merge_into_sums_and_a_merged_histogram_p95() {
         .as_secs()
         + 3;
     let mut kids = Vec::new();
-    for (i, threads) in [(1, "2"), (2, "3")] {
+    // The same --threads list on both (merge refuses different lists).
+    for (i, threads) in [(1, "2"), (2, "2")] {
         let out = dir.path().join(format!("client{i}.json"));
         let child = support::innotune_sys()
             .args(["--format", "json", "--output"])
@@ -85,7 +86,7 @@ fn two_clients_merge_into_sums_and_a_merged_histogram_p95() {
         sum("transactions")
     );
     assert_eq!(merged["events"].as_u64().unwrap(), sum("events"));
-    assert_eq!(merged["threads"].as_u64().unwrap(), 5);
+    assert_eq!(merged["threads"].as_u64().unwrap(), 4);
     assert_eq!(
         merged["queries"].as_u64().unwrap(),
         runs.iter()
@@ -170,4 +171,65 @@ fn merge_refuses_results_without_histograms_or_of_other_commands() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(want), "{err}");
     }
+}
+
+/// Issue 39: the same result given twice (the file again, a link to it, a
+/// copy) doubled the TPS, and clients with different --threads lists
+/// (2,1 against 1,2) were added up to runs of 3 and 3 threads. Each is one
+/// line, exit 2; two distinct clients with the same list still merge.
+#[test]
+fn merge_refuses_a_result_given_twice_and_different_thread_lists() {
+    let fx =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/oltp.json");
+    let v: Value = serde_json::from_slice(&std::fs::read(&fx).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, v: &Value| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, serde_json::to_vec(v).unwrap()).unwrap();
+        p
+    };
+    let a = write("a.json", &v);
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&a, &link).unwrap();
+    let copy = write("copy.json", &v);
+    // Another client's run: generated elsewhere, a moment later.
+    let mut other = v.clone();
+    other["generated_at"] = Value::from("2026-11-28T05:45:59Z");
+    other["host"]["hostname"] = Value::from("client2");
+    let b = write("b.json", &other);
+    let mut swapped = other.clone();
+    let runs = swapped["result"]["runs"].as_array_mut().unwrap();
+    runs.reverse();
+    let c = write("c.json", &swapped);
+    let merge = |x: &std::path::Path, y: &std::path::Path| {
+        innotune()
+            .args(["--format", "json", "merge"])
+            .arg(x)
+            .arg(y)
+            .output()
+            .unwrap()
+    };
+    for (x, y, want) in [
+        (&a, &a, "is the same file as"),
+        (&a, &link, "is the same file as"),
+        (&a, &copy, "is a copy of"),
+        (&a, &c, "ran --threads 2,1 but"),
+    ] {
+        let o = merge(x, y);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{y:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(want) && err.contains("fix:"), "{err}");
+        assert!(o.stdout.is_empty());
+    }
+    let o = merge(&a, &b);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let threads: Vec<u64> = m["result"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, vec![2, 4]);
 }

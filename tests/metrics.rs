@@ -424,38 +424,88 @@ fn example_alert_rules_pass_promtool_and_their_unit_tests() {
     }
 }
 
+/// The units as shipped pass `systemd-analyze verify` once the binary is
+/// where contrib/README.md says to install it. Live (root), that install
+/// step is done for real in a private mount namespace (a tmpfs over
+/// /usr/local/bin that only `unshare`'s child sees), so the files verified
+/// are the shipped ones; otherwise ExecStart is pointed at the built binary.
 #[test]
 fn example_systemd_units_pass_systemd_analyze_verify() {
     let Ok(sa) = which("systemd-analyze") else {
         panic!("systemd-analyze is missing (package systemd)");
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let mut units = Vec::new();
-    for e in std::fs::read_dir(manifest().join("contrib/systemd"))
+    let install = "install -m 0755 target/release/innotune /usr/local/bin/innotune";
+    let readme = std::fs::read_to_string(manifest().join("contrib/README.md")).unwrap();
+    assert!(readme.contains(install), "contrib/README.md: {install}");
+    let dir = manifest().join("contrib/systemd");
+    let mut shipped: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
-    {
-        // verify needs ExecStart's binary to exist: point it at the one built.
-        let text = std::fs::read_to_string(e.path()).unwrap();
+        .map(|e| e.path())
+        .collect();
+    shipped.sort();
+    assert_eq!(shipped.len(), 4);
+    for p in &shipped {
+        let text = std::fs::read_to_string(p).unwrap();
         assert!(
-            !e.path().extension().is_some_and(|x| x == "service")
-                || text.contains("/usr/local/bin/innotune")
+            !p.extension().is_some_and(|x| x == "service")
+                || text.contains("ExecStart=/usr/local/bin/innotune "),
+            "{}: runs the binary from where contrib/README.md installs it",
+            p.display()
         );
-        let text = text.replace("/usr/local/bin/innotune", support::bin::INNOTUNE);
-        let p = tmp.path().join(e.file_name());
-        std::fs::write(&p, text).unwrap();
-        units.push(p);
     }
-    assert_eq!(units.len(), 4);
-    let o = Command::new(sa)
-        .arg("verify")
-        .args(&units)
-        .output()
-        .unwrap();
+    let o = if support::live() {
+        let units: Vec<String> = shipped.iter().map(|p| p.display().to_string()).collect();
+        let script = format!(
+            "mount -t tmpfs tmpfs /usr/local/bin && install -m 0755 '{}' /usr/local/bin/innotune && '{}' verify {}",
+            support::bin::INNOTUNE,
+            sa.display(),
+            units.join(" ")
+        );
+        Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+            .output()
+            .unwrap()
+    } else {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut units = Vec::new();
+        for p in &shipped {
+            let text = std::fs::read_to_string(p)
+                .unwrap()
+                .replace("/usr/local/bin/innotune", support::bin::INNOTUNE);
+            let t = tmp.path().join(p.file_name().unwrap());
+            std::fs::write(&t, text).unwrap();
+            units.push(t);
+        }
+        Command::new(&sa)
+            .arg("verify")
+            .args(&units)
+            .output()
+            .unwrap()
+    };
     assert!(
         o.status.success() && o.stderr.is_empty(),
         "{}",
         String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The example inventory never applies advice unless asked: a playbook
+/// run without --check would otherwise change every host (issue 46).
+#[test]
+fn example_inventory_does_not_apply_by_default() {
+    let inv =
+        std::fs::read_to_string(manifest().join("contrib/ansible/inventory.example.ini")).unwrap();
+    let set: Vec<&str> = inv
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("innotune_apply"))
+        .collect();
+    assert_eq!(set, ["innotune_apply=false"], "{inv}");
+    let readme = std::fs::read_to_string(manifest().join("contrib/README.md")).unwrap();
+    assert!(
+        readme.contains("-e innotune_apply=true"),
+        "says how to turn it on"
     );
 }
 
@@ -512,4 +562,276 @@ fn a_record_never_replaces_anything_but_a_regular_file() {
         .file_type()
         .is_fifo());
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+}
+
+/// Every PromQL expression of the Grafana dashboard (contrib/grafana),
+/// as promtool parses it and against the names innotune really writes:
+/// a panel naming a metric that `check --format prometheus` never exports
+/// (with findings, a checksum record and a journal present, so every family
+/// appears) fails here.
+#[test]
+fn grafana_dashboard_queries_pass_promtool_and_name_exported_metrics() {
+    let dash: Value = serde_json::from_str(
+        &std::fs::read_to_string(manifest().join("contrib/grafana/innotune.json")).unwrap(),
+    )
+    .unwrap();
+    let mut exprs = Vec::new();
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x) {
+                        ("expr", Value::String(s)) => out.push(s.clone()),
+                        ("definition", Value::String(s)) => out.push(s.clone()),
+                        _ => walk(x, out),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    walk(&dash, &mut exprs);
+    assert!(exprs.len() >= 10, "the dashboard has its panels: {exprs:?}");
+
+    // Grafana's template variables and label_values() are not PromQL:
+    // $instance matches everything, label_values(m, l) is checked as m.
+    let promql: Vec<String> = exprs
+        .iter()
+        .map(|e| {
+            let e = e.replace("$instance", ".*");
+            match e.strip_prefix("label_values(") {
+                Some(rest) => rest.split(',').next().unwrap().trim().to_string(),
+                None => e,
+            }
+        })
+        .collect();
+    let state = tempfile::tempdir().unwrap();
+    let mut rules = String::from("groups:\n  - name: innotune-dashboard\n    rules:\n");
+    for (i, e) in promql.iter().enumerate() {
+        rules += &format!(
+            "      - record: innotune:dashboard_{i}\n        expr: {}\n",
+            serde_json::to_string(e).unwrap()
+        );
+    }
+    let file = state.path().join("dashboard-rules.yml");
+    std::fs::write(&file, &rules).unwrap();
+    let o = promtool()
+        .args(["check", "rules"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "promtool rejects a dashboard query:\n{}{}\n{rules}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    // What innotune exports with every family present: a planted host
+    // (findings), a checksum record, an unfinished journal.
+    let data = tempfile::tempdir().unwrap();
+    copy_tree(Path::new(TABLESPACES), data.path());
+    let o = innotune(state.path())
+        .args(["checksum", "--record"])
+        .arg(data.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    plant_tune_record(state.path(), "/var/lib/mysql");
+    let (_, text) = metrics_of(state.path(), &hosts("check-planted"), &[]);
+    let exported: std::collections::BTreeSet<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    for family in [
+        "innotune_finding",
+        "innotune_checksum_bad_pages",
+        "innotune_tune_cell_ratio",
+    ] {
+        assert!(exported.contains(family), "{family} missing from\n{text}");
+    }
+    for e in &promql {
+        for name in e
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("innotune_"))
+        {
+            assert!(
+                exported.contains(name),
+                "the dashboard queries {name}, which innotune does not export ({exported:?})"
+            );
+        }
+    }
+}
+
+/// Issue 39, item 5: two tablespace copies whose names are not UTF-8
+/// (`bad\xff.ibd`, `bad\xfe.ibd`), each with a corrupted page. Before,
+/// both were recorded under one lossy path (`bad\u{fffd}.ibd`), with
+/// `pages_checked 0` and `bad_pages 0` (the file did not match its own
+/// argument), so the corruption alert never fired. Now each keeps its own
+/// record and label, with the bytes written as `\xNN`.
+#[test]
+fn paths_that_are_not_utf8_keep_their_own_record_and_label() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let state = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let src = Path::new(TABLESPACES).join("sakila/8.0/sakila/film.ibd");
+    let mut bytes = std::fs::read(&src).unwrap();
+    let off = 5 * 16384 + 8000;
+    for b in &mut bytes[off..off + 16] {
+        *b ^= 0xA5;
+    }
+    let names: [&[u8]; 2] = [b"bad\xff.ibd", b"bad\xfe.ibd"];
+    let files: Vec<PathBuf> = names
+        .iter()
+        .map(|n| {
+            let p = data.path().join(OsStr::from_bytes(n));
+            std::fs::write(&p, &bytes).unwrap();
+            p
+        })
+        .collect();
+    for f in &files {
+        let o = innotune(state.path())
+            .args(["--format", "json", "checksum", "--record"])
+            .arg(f)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let shown = v["result"]["files"][0]["path"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let tail = if f.as_os_str().as_bytes().contains(&0xff) {
+            "bad\\xff.ibd"
+        } else {
+            "bad\\xfe.ibd"
+        };
+        assert!(shown.ends_with(tail), "{shown}");
+        assert_eq!(v["result"]["bad_pages"][0]["file"], shown.as_str());
+        assert_eq!(v["result"]["bad_pages"][0]["page"], 5);
+    }
+    let (_, text) = metrics_of(state.path(), &hosts("check-clean"), &[]);
+    promtool_accepts(&text);
+    let s = samples(&text);
+    let dir = std::fs::canonicalize(data.path()).unwrap();
+    for tail in ["bad\\\\xff.ibd", "bad\\\\xfe.ibd"] {
+        // The label value escapes the backslash once more (Prometheus's rule).
+        let key = |m: &str| format!(r#"{m}{{path="{}/{tail}"}}"#, dir.display());
+        assert_eq!(
+            s.get(&key("innotune_checksum_bad_pages")),
+            Some(&1.0),
+            "{text}"
+        );
+        assert_eq!(
+            s.get(&key("innotune_checksum_pages_checked")),
+            Some(&22.0),
+            "{text}"
+        );
+        assert_eq!(
+            s.get(&key("innotune_checksum_file_errors")),
+            Some(&0.0),
+            "{text}"
+        );
+    }
+    let records = std::fs::read_dir(state.path().join("checksum"))
+        .unwrap()
+        .count();
+    assert_eq!(records, 2, "one record per path");
+}
+
+/// A last-tune record in `state` as `tune` keeps it (src/check/tune_record.rs;
+/// tests/tune_live.rs checks that a real tune writes one): one cell with a
+/// verdict and its interval, one whose ratio could not be computed.
+fn plant_tune_record(state: &Path, path: &str) {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = state.join("tune");
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(&dir)
+        .unwrap();
+    let rec = serde_json::json!({
+        "path": path,
+        "finished_unix": 1_700_000_000u64,
+        "cells": [
+            {"workload": "oltp_read_only", "threads": 8, "rounds": 9,
+             "ratio": 1.42, "ci_low": 1.21, "ci_high": 1.63,
+             "ci_level_pct": 95.0, "verdict": "faster"},
+            {"workload": "oltp_read_write", "threads": 8, "rounds": 4,
+             "ratio": null, "ci_low": null, "ci_high": null,
+             "ci_level_pct": 95.0, "verdict": "too_few_rounds"}
+        ]
+    });
+    std::fs::write(dir.join("last.json"), rec.to_string()).unwrap();
+}
+
+/// The last tune's verdicts: a ratio is exported only with both interval
+/// bounds and the verdict (same labels, so PromQL joins them); a cell
+/// without a ratio exports its rounds and verdict; the path label is
+/// escaped as the checksum metrics' are; a link in the record's place is
+/// not read.
+#[test]
+fn last_tune_verdicts_come_with_their_interval() {
+    let state = tempfile::tempdir().unwrap();
+    let (_, text) = metrics_of(state.path(), &hosts("check-clean"), &[]);
+    assert!(
+        !text.contains("innotune_tune_"),
+        "no tune, no family: {text}"
+    );
+
+    plant_tune_record(state.path(), "/srv/my \"sql\"\\x");
+    let (_, text) = metrics_of(state.path(), &hosts("check-clean"), &[]);
+    promtool_accepts(&text);
+    let s = samples(&text);
+    let cell = r#"{ci_level="95",threads="8",verdict="faster",workload="oltp_read_only"}"#;
+    assert_eq!(s[&format!("innotune_tune_cell_ratio{cell}")], 1.42);
+    assert_eq!(s[&format!("innotune_tune_cell_ci_low{cell}")], 1.21);
+    assert_eq!(s[&format!("innotune_tune_cell_ci_high{cell}")], 1.63);
+    assert_eq!(
+        s[r#"innotune_tune_cell_rounds{threads="8",verdict="too_few_rounds",workload="oltp_read_write"}"#],
+        4.0
+    );
+    // Every ratio sample has both bounds with the same labels.
+    for k in s
+        .keys()
+        .filter(|k| k.starts_with("innotune_tune_cell_ratio{"))
+    {
+        let labels = k.trim_start_matches("innotune_tune_cell_ratio");
+        assert!(labels.contains("verdict="), "{k}");
+        for b in ["innotune_tune_cell_ci_low", "innotune_tune_cell_ci_high"] {
+            assert!(s.contains_key(&format!("{b}{labels}")), "{b}{labels}");
+        }
+    }
+    assert_eq!(
+        s.keys()
+            .filter(|k| k.starts_with("innotune_tune_cell_ratio{"))
+            .count(),
+        1,
+        "{text}"
+    );
+    for (v, n) in [
+        ("faster", 1.0),
+        ("slower", 0.0),
+        ("no_difference", 0.0),
+        ("too_few_rounds", 1.0),
+    ] {
+        assert_eq!(s[&format!(r#"innotune_tune_cells{{verdict="{v}"}}"#)], n);
+    }
+    // The label escapes the quote and the backslash (Prometheus's rule).
+    assert_eq!(
+        s[r#"innotune_tune_last_run_timestamp_seconds{path="/srv/my \"sql\"\\x"}"#],
+        1_700_000_000.0,
+        "{text}"
+    );
+
+    // A link in the record's place is not followed.
+    let rec = state.path().join("tune/last.json");
+    let elsewhere = state.path().join("elsewhere.json");
+    std::fs::rename(&rec, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &rec).unwrap();
+    let (_, text) = metrics_of(state.path(), &hosts("check-clean"), &[]);
+    assert!(!text.contains("innotune_tune_"), "{text}");
 }

@@ -395,3 +395,110 @@ fn bare_p_prompts_on_the_terminal() {
         "the typed password is not echoed: {text}"
     );
 }
+
+/// A MySQL 10 greeting (MariaDB-style), as a packet with its header.
+fn greeting() -> Vec<u8> {
+    let mut p = vec![10u8];
+    p.extend_from_slice(b"5.5.5-10.11.0-MariaDB\0");
+    p.extend_from_slice(&7u32.to_le_bytes());
+    p.extend_from_slice(b"abcdefgh\0");
+    p.extend_from_slice(&0xf7feu16.to_le_bytes());
+    p.push(0x21);
+    p.extend_from_slice(&2u16.to_le_bytes());
+    p.extend_from_slice(&0x81bfu16.to_le_bytes());
+    p.push(21);
+    p.extend_from_slice(&[0; 10]);
+    p.extend_from_slice(b"ijklmnopqrst\0");
+    p.extend_from_slice(b"mysql_native_password\0");
+    let mut out = (p.len() as u32).to_le_bytes()[..3].to_vec();
+    out.push(0);
+    out.extend(p);
+    out
+}
+
+/// Issue 39, item 9: a server that sends its greeting one byte every
+/// 250 ms passed every per-read timeout, so `--connect-timeout 2` took
+/// the whole greeting's time (≈ 25 s) and more. The timeout now bounds
+/// the connect, handshake and login together: the run ends within a few
+/// seconds (a deadline on the child: past it, the test fails as hung).
+#[test]
+fn connect_timeout_bounds_a_greeting_trickled_byte_by_byte() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let trickler = std::thread::spawn(move || {
+        let (mut conn, _) = l.accept().unwrap();
+        // The trickle is what is under test, not a synchronisation: each
+        // byte arrives well within any per-read timeout.
+        for b in greeting() {
+            if conn.write_all(&[b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    });
+    let t0 = Instant::now();
+    let child = support::innotune_sys()
+        .args(["oltp", "oltp_read_only", "run", "--no-defaults", "--host"])
+        .args(["127.0.0.1", "--port", &port.to_string(), "--user", "u"])
+        .args(["--connect-timeout", "2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .start();
+    let out = child.output_within(Duration::from_secs(12));
+    let took = t0.elapsed();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(took >= Duration::from_secs(2), "{took:?}");
+    assert!(took < Duration::from_secs(8), "{took:?}: {e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains(&format!("127.0.0.1:{port}")) && e.contains("no answer within 2 s"),
+        "{e}"
+    );
+    trickler.join().unwrap();
+}
+
+/// Issue 39: a port that speaks another protocol (an HTTP server's
+/// answer) gave `CodecError { … max_allowed_packet }` and "start the
+/// server". Now: that address did not answer as a MySQL/MariaDB server,
+/// and the fix points at --host/--port.
+#[test]
+fn a_port_that_speaks_another_protocol_is_named_as_such() {
+    use std::io::Write;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = l.accept().unwrap();
+        let _ = conn.write_all(
+            b"HTTP/1.1 400 Bad Request\r\nContent-Length: 11\r\nConnection: close\r\n\r\nBad Request",
+        );
+        // Keep the connection open until innotune hangs up.
+        let mut buf = [0u8; 64];
+        use std::io::Read;
+        while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+    });
+    let out = innotune()
+        .args(["oltp", "oltp_read_only", "run", "--no-defaults", "--host"])
+        .args(["127.0.0.1", "--port", &port.to_string(), "--user", "u"])
+        .args(["--connect-timeout", "5"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains(&format!(
+            "127.0.0.1:{port} did not answer as a MySQL/MariaDB server"
+        )),
+        "{e}"
+    );
+    assert!(e.contains("fix: point --host and --port"), "{e}");
+    assert!(
+        !e.contains("max_allowed_packet") && !e.contains("start the server"),
+        "{e}"
+    );
+    server.join().unwrap();
+}

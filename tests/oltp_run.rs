@@ -365,8 +365,11 @@ fn text_report_layout_intervals_sweep_and_server_metrics() {
         "run",
         &["--table-size", "2000", "--threads", "1,2", "--time", "1"],
     ));
+    // sysbench's report per thread count, then the table of all counts.
+    assert_eq!(out.matches("Number of threads: ").count(), 2, "{out}");
     let rows: Vec<&str> = out
         .lines()
+        .skip_while(|l| !l.contains("tps (1/s)"))
         .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
         .collect();
     assert_eq!(rows.len(), 2, "{out}");

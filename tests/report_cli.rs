@@ -251,6 +251,12 @@ fn before_and_after_are_shown_side_by_side() {
         .expect("warning count row");
     assert_eq!(row[b], count(&before, "warning").to_string());
     assert_eq!(row[a], count(&after, "warning").to_string());
+    // One figure per result has no interval: the change is not called a
+    // difference (nor coloured good/bad), and says why.
+    assert_eq!(
+        row[col("verdict")].trim_matches('*'),
+        "single run: no interval, not a measured difference"
+    );
     let host_row = side.iter().find(|r| r[0] == "host").unwrap();
     assert!(!host_row[b].is_empty() && !host_row[a].is_empty());
     // Each run's own section follows.
@@ -378,4 +384,96 @@ fn sweep_result_draws_ci_bars_and_percentiles() {
         .find(|t| t[0][0] == "candidate")
         .expect("results table");
     assert_eq!(results.len() - 1, cands.len());
+}
+
+/// Issue 39: a result whose hostname holds a newline ("db1\n# x") added a
+/// heading of its own to the markdown page (the input's heading ended at
+/// the newline). Now the headings are the report's own, the hostname is
+/// shown escaped, and every table stays well-formed.
+#[test]
+fn a_hostname_with_a_newline_adds_no_markdown_heading() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/probe.json");
+    let mut v = read_json(&fx);
+    v["host"]["hostname"] = Value::from("db1\n# x\n- y");
+    let f = dir.path().join("evil.json");
+    std::fs::write(&f, serde_json::to_vec(&v).unwrap()).unwrap();
+    let o = innotune_in(state.path())
+        .args(["--format", "markdown", "report"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    ok(&o);
+    let md = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        md.lines()
+            .all(|l| !l.trim_start_matches("> ").starts_with("# x") && !l.starts_with("- y")),
+        "{md}"
+    );
+    assert!(md.contains(r"on db1\\n\# x\\n- y"), "{md}");
+    tables(&md);
+}
+
+/// Issue 46: `--format html --output y.md` silently wrote markdown, and
+/// report had both `-o/--out` and `--output`. A --format that disagrees
+/// with the file's extension is refused in one line (nothing written);
+/// `-o` is `--output`'s short form; `--out` is a hidden alias.
+#[test]
+fn format_and_extension_must_agree_and_output_is_one_flag() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/probe.json");
+    let md = dir.path().join("y.md");
+    let run = |args: &[&std::ffi::OsStr]| {
+        let mut all: Vec<&std::ffi::OsStr> = vec![fixture.as_os_str()];
+        all.extend_from_slice(args);
+        report(state.path(), &all)
+    };
+    let o = run(&[
+        "--format".as_ref(),
+        "html".as_ref(),
+        "--output".as_ref(),
+        md.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--format html") && err.contains("disagree"),
+        "{err}"
+    );
+    assert!(!md.exists(), "a refused run wrote {}", md.display());
+    // Agreeing, or no --format: the file, in the extension's format.
+    ok(&run(&[
+        "--format".as_ref(),
+        "markdown".as_ref(),
+        "-o".as_ref(),
+        md.as_os_str(),
+    ]));
+    assert!(std::fs::read_to_string(&md).unwrap().starts_with('#'));
+    let html = dir.path().join("y.html");
+    ok(&run(&["--out".as_ref(), html.as_os_str()]));
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+    // An extension that names no format takes --format.
+    let other = dir.path().join("y.page");
+    ok(&run(&[
+        "--format".as_ref(),
+        "html".as_ref(),
+        "-o".as_ref(),
+        other.as_os_str(),
+    ]));
+    assert!(std::fs::read_to_string(&other)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+    // One flag in the help: -o, --output; --out hidden.
+    let help = support::innotune()
+        .args(["report", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("-o, --output <FILE>"), "{help}");
+    assert!(!help.contains("--out <"), "{help}");
 }

@@ -361,6 +361,8 @@ fn document_of(file: &Path) -> Document {
         "check/2" => de::<innotune::check::report::CheckReport>(r).document(),
         "apply/2" => de::<innotune::apply::ApplyReport>(r).document(),
         "sweep/2" => de::<innotune::sweep::SweepReport>(r).document(),
+        "prove/2" => de::<innotune::prove::ProveReport>(r).document(),
+        "search/2" => de::<innotune::search::SearchReport>(r).document(),
         "bench/2" => innotune::bench::report::BenchResult::from_value(r)
             .unwrap()
             .document(),
@@ -369,6 +371,7 @@ fn document_of(file: &Path) -> Document {
         "sandbox/2" => de::<innotune::sandbox::SandboxReport>(r).document(),
         // report leaves the worst sample statements out (see below).
         "slowlog/2" => de::<innotune::slowlog::report::SlowlogReport>(r).document_without_samples(),
+        "replay/2" => de::<innotune::replay::ReplayReport>(r).document(),
         "trace/2" => de::<innotune::trace::TraceReport>(r).document(),
         "checksum/2" => de::<innotune::checksum::report::ChecksumReport>(r).document(),
         "restore/2" => de::<innotune::journal::RestoreReport>(r).document(),

@@ -180,7 +180,33 @@ fn entries_innotune_could_not_have_written_are_refused() {
             ],
             json!({"roots": [f]}),
         ),
+        (
+            "a remount of the root filesystem",
+            vec![
+                json!({"kind": "remount", "mount_point": "/", "option": "noatime",
+                        "original": "strictatime", "maj_min": "254:1"}),
+            ],
+            recorded.clone(),
+        ),
+        (
+            "a remount to an option innotune never sets (ro)",
+            vec![
+                json!({"kind": "remount", "mount_point": t.path(), "option": "noatime",
+                        "original": "ro", "maj_min": "7:0"}),
+            ],
+            recorded.clone(),
+        ),
     ];
+    // The root filesystem's mount options, which no case may change.
+    let root_options = || {
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .find(|l| l.split(' ').nth(4) == Some("/"))
+            .and_then(|l| l.split(' ').nth(5).map(String::from))
+            .unwrap()
+    };
+    let root_before = root_options();
     let jp = state.path().join("journal.json");
     // Each case on its own: what it did is put back before the next, and
     // every failing case is named at the end.
@@ -224,6 +250,11 @@ fn entries_innotune_could_not_have_written_are_refused() {
             "the tree's core_pattern",
             std::fs::read_to_string(f.join("proc/sys/kernel/core_pattern")).unwrap(),
             "core\n",
+        );
+        check(
+            "the root filesystem's options",
+            root_options(),
+            &root_before,
         );
         check("general_log", var(&sb, "general_log"), "OFF");
         check(

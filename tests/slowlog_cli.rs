@@ -285,13 +285,43 @@ fn gzip_and_stdin_give_the_same_digest() {
         );
     }
 
-    // A gzip file cut short: one line naming the problem, exit 2.
+    // A gzip file cut short: the digest of what came before the cut, and
+    // a warning (stderr, the JSON's warnings and `stopped`) saying where.
+    let gz_bytes = std::fs::read(&gz).unwrap();
     let cut = dir.path().join("cut.gz");
-    std::fs::write(&cut, &out.stdout[..out.stdout.len() / 2]).unwrap();
-    let o = inn().args(["slowlog"]).arg(&cut).output().unwrap();
-    assert_eq!(o.status.code(), Some(2));
+    let at = gz_bytes.len() / 2;
+    std::fs::write(&cut, &gz_bytes[..at]).unwrap();
+    let o = inn()
+        .args(["--format", "json", "slowlog", "--top", "0"])
+        .arg(&cut)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let stops = format!("the gzip data stops after {at} compressed bytes of {at}");
+    assert!(err.contains("warning:") && err.contains(&stops), "{err}");
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["warnings"][0].as_str().unwrap().contains(&stops), "{v}");
+    let part = &v["result"];
+    assert!(part["stopped"].as_str().unwrap().contains(&stops));
+    let got = digest_of_ours(part);
+    assert!(got.entries > 0 && got.entries < want.entries, "{got:?}");
+    // Every class found is one of the whole log's, never more often, but
+    // for the statement the cut went through (counted, as pt counts the
+    // last statement of a plain log cut short).
+    let foreign = got
+        .classes
+        .iter()
+        .filter(|(fp, (n, _))| want.classes.get(*fp).is_none_or(|(all, _)| n > all))
+        .count();
+    assert!(foreign <= 1, "{got:?}");
+    // The part read is that many bytes of the log: the same digest as the
+    // plain log cut there.
+    let read = part["read_bytes"].as_u64().unwrap() as usize;
+    let plain_cut = dir.path().join("cut.log");
+    std::fs::write(&plain_cut, &std::fs::read(&plain).unwrap()[..read]).unwrap();
+    assert_eq!(digest_of_ours(&ours(&plain_cut, &[])), got);
 }
 
 /// A restart mid-file (the server writes its header again): the entries on
@@ -329,10 +359,31 @@ fn malformed_entries_are_counted_and_skipped() {
         "ect c FROM sbtest1 WHERE id=5;\n{good}# Time: 2024-11-25T16:00:09.000001Z\n# User@Host: x[x] @ h []  Id: 3\n# Lock_time: 0.1 Rows_sent: 0  Rows_examined: 0\nSELECT broken;\n# Time: 2024-11-25T16:00:10.000001Z\n# User@Host: x[x] @ h []  Id: 3\n# Query_time: 1.0  Lock_time: 0.1 Rows_sent: 0  Rows_examined: 0\n;\n{}",
         &good[good.find("# Time").unwrap()..]
     );
-    std::fs::write(&f, bad).unwrap();
+    std::fs::write(&f, &bad).unwrap();
     let v = ours(&f, &[]);
     assert_eq!(v["totals"]["malformed"], 1);
     assert_eq!(v["totals"]["entries"], 10);
+    // Times and counts that are not numbers (or do not fit) make their
+    // entry malformed: never a valid entry with 0.
+    let entry = |attrs: &str| {
+        format!("# Time: 2024-11-25T16:00:11.000001Z\n# User@Host: x[x] @ h []  Id: 3\n# {attrs}\nSELECT not_a_number;\n")
+    };
+    let mut worse = bad.clone();
+    for attrs in [
+        "Query_time: abc  Lock_time: 0 Rows_sent: 0  Rows_examined: 0",
+        "Query_time: 1e400  Lock_time: 0 Rows_sent: 0  Rows_examined: 0",
+        "Query_time: 1.0  Lock_time: 0 Rows_sent: 18446744073709551616  Rows_examined: 0",
+    ] {
+        worse.push_str(&entry(attrs));
+    }
+    std::fs::write(&f, &worse).unwrap();
+    let w = ours(&f, &[]);
+    assert_eq!(w["totals"]["malformed"], 4, "{:#}", w["totals"]);
+    assert_eq!(w["totals"]["entries"], 10);
+    assert_eq!(w["totals"]["query_time_ns"], v["totals"]["query_time_ns"]);
+    assert!(!digest_of_ours(&w)
+        .classes
+        .contains_key("select not_a_number"));
     let d = digest_of_ours(&v);
     assert_eq!(d.classes[""].0, 1, "the header without a statement");
     assert_eq!(d.classes["select broken"].0, 1);

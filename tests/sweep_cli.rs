@@ -81,7 +81,25 @@ fn bad_input_is_one_line_with_a_fix_and_touches_nothing() {
     fails_with(
         s,
         &["sweep", "/var/tmp", "--budget", "3m"],
-        "the plan needs at least 5m16s",
+        "the plan needs at least 6m35s",
+    );
+    // Two workloads: each verdict needs p ≤ 0.025, which 4 rounds cannot
+    // reach (0.029): refused up front with the rounds needed.
+    fails_with(
+        s,
+        &[
+            "sweep",
+            "/var/tmp",
+            "--rounds",
+            "4",
+            "--trial",
+            "2s",
+            "--workload",
+            "page-read",
+            "--workload",
+            "mixed",
+        ],
+        "use --rounds 5 or more",
     );
     fails_with(
         s,
@@ -351,4 +369,29 @@ fn unrestorable_entry_keeps_the_journal_and_exits_2() {
     assert_eq!(v["result"]["entries"][0]["outcome"], "failed");
     assert_eq!(v["result"]["journal_removed"], false);
     assert!(jp.exists(), "journal kept for a retry");
+}
+
+/// Issue 39: `--trial 0` and `--trial 1ms` silently ran 1 s trials; now
+/// refused before anything runs, naming the minimum and the fix. PATH is a
+/// file: were the option accepted, the sweep would stop at "not a
+/// directory" (and the test fail) without switching any device.
+#[test]
+fn a_trial_shorter_than_a_second_is_refused() {
+    let state = tempfile::tempdir().unwrap();
+    for t in ["0", "1ms"] {
+        let out = support::innotune_in(state.path())
+            .args(["sweep", "/etc/hostname", "--trial", t])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{t}: {err}");
+        let first = err.lines().next().unwrap_or_default();
+        assert!(
+            first.contains(&format!(
+                "--trial {t} is shorter than the shortest trial, 1 s"
+            )) && first.contains("fix: give --trial 1s or more"),
+            "{t}: {err}"
+        );
+        assert!(!state.path().join("journal.json").exists());
+    }
 }

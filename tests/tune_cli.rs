@@ -104,3 +104,92 @@ fn replayed_hosts_are_refused() {
     assert!(e.contains("tune measures this machine"), "{e}");
     assert!(e.contains("fix: drop --root"), "{e}");
 }
+
+/// Issue 46: tune had no `--device`, so on a loop filesystem it switched
+/// the disk under the backing file too. A name that is not a device under
+/// PATH with a scheduler is refused up front (one line listing the ones
+/// there are), before a journal or a report directory exists.
+#[test]
+fn device_must_be_under_the_path() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let (code, stdout, stderr) = tune(
+        state.path(),
+        &[
+            dir.path().to_str().unwrap(),
+            "--quick",
+            "--device",
+            "innotune-no-such-dev",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("innotune-no-such-dev is not a device"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "report directory made before the refusal");
+    assert!(!state.path().join("journal.json").exists());
+    let (_, help, _) = tune(state.path(), &["--help"]);
+    assert!(help.contains("--device <NAME,...>"), "{help}");
+}
+
+/// `tune --search` refusals: one error line each, exit 2, before any
+/// sandbox, journal or switch. (No server binary is the same kind of line,
+/// "needs a server binary for its sandbox"; it cannot be provoked on a
+/// host that has one, since the sandbox looks in /usr/sbin too.)
+#[test]
+fn search_bad_input_is_one_line_and_changes_nothing() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().to_str().unwrap();
+    let one_line = |args: &[&str], needle: &str| {
+        assert_refused(state.path(), args, needle);
+        let (_, _, stderr) = tune(state.path(), args);
+        let errors = stderr
+            .lines()
+            .filter(|l| l.starts_with("innotune: error:") || l.starts_with("error:"))
+            .count();
+        assert_eq!(errors, 1, "{args:?}: {stderr}");
+        assert!(
+            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+            "{args:?} left files in {p}"
+        );
+    };
+    one_line(
+        &[p, "--search", "--budget", "1m"],
+        "too small for one confirmed comparison: tune --search needs at least 2m",
+    );
+    one_line(&[p, "--search", "--quick"], "--quick and --search");
+    one_line(
+        &[p, "--search", "--budget", "3m", "--threads", "1,8"],
+        "one thread count",
+    );
+    one_line(
+        &[p, "--search", "--budget", "3m", "--no-oltp"],
+        "--no-oltp and --search",
+    );
+    one_line(
+        &[
+            p,
+            "--search",
+            "--budget",
+            "3m",
+            "--socket",
+            "/nonexistent/innotune.sock",
+        ],
+        "/nonexistent/innotune.sock",
+    );
+    let out = support::innotune()
+        .env("INNOTUNE_STATE_DIR", state.path())
+        .args(["--root", p, "tune", p, "--search"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("measures this machine"), "{err}");
+}

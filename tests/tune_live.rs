@@ -158,6 +158,44 @@ fn quick_tune_on_a_loop_filesystem() {
     assert_eq!(sweep["schema"], "sweep/2");
     assert!(sweep["result"]["trials_run"].as_u64().unwrap() >= 8);
 
+    // The record `check --format prometheus` exports: this run's path and
+    // each OLTP cell of tune.json with its interval and verdict.
+    let prom = lab.state.path().join("innotune.prom");
+    let o = support::innotune_sys()
+        .env("INNOTUNE_STATE_DIR", lab.state.path())
+        .args(["--format", "prometheus", "--output"])
+        .arg(&prom)
+        .args(["check", "--no-server"])
+        .arg(&lab.mnt)
+        .output()
+        .unwrap();
+    assert!(o.status.code().unwrap() <= 1, "{o:?}");
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        text.contains(&format!(
+            "innotune_tune_last_run_timestamp_seconds{{path=\"{}\"}} ",
+            lab.mnt.display()
+        )),
+        "{text}"
+    );
+    let cells = r["oltp"]["cells"].as_array().cloned().unwrap_or_default();
+    let counted: usize = text
+        .lines()
+        .filter(|l| l.starts_with("innotune_tune_cells{"))
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(counted, cells.len(), "{text}");
+    for x in &cells {
+        let rounds = format!(
+            "innotune_tune_cell_rounds{{threads=\"{}\",verdict=\"{}\",workload=\"{}\"}} {}\n",
+            x["threads"],
+            x["verdict"].as_str().unwrap(),
+            x["workload"].as_str().unwrap(),
+            x["rounds"]
+        );
+        assert!(text.contains(&rounds), "{rounds} not in {text}");
+    }
+
     let md = std::fs::read_to_string(lab.out.join("summary.md")).unwrap();
     let html = std::fs::read_to_string(lab.out.join("report.html")).unwrap();
     assert!(md.contains("## Scheduler sweep"), "{md}");
@@ -175,33 +213,53 @@ fn quick_tune_on_a_loop_filesystem() {
     }
 
     if has_server_binary() {
-        let c = &r["oltp"];
-        let pairs = c["pairs"].as_array().unwrap();
-        assert!(!pairs.is_empty(), "no before/after pair: {c}");
-        for p in pairs {
-            for side in ["before", "after"] {
-                assert!(p[side]["tps_per_s"].as_f64().unwrap() > 0.0, "{p}");
+        let oltp = r["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "oltp")
+            .unwrap()
+            .clone();
+        if oltp["status"] == "skipped" {
+            // The live server's advice changes nothing a sandbox can show
+            // (on this machine: slow_query_log only): no comparison is
+            // presented as the advice's effect, and the page says why.
+            let note = oltp["note"].as_str().unwrap();
+            assert!(note.starts_with("nothing to compare: "), "{oltp}");
+            assert!(r["oltp"].is_null(), "{r:#}");
+            assert!(
+                md.contains("No before/after measurement: nothing to compare"),
+                "{md}"
+            );
+            assert!(!lab.out.join("oltp-before.json").exists());
+        } else {
+            let c = &r["oltp"];
+            let cells = c["cells"].as_array().unwrap();
+            assert!(!cells.is_empty(), "no cell: {c}");
+            for x in cells {
+                assert!(
+                    x["rounds"].as_u64().unwrap() >= 4 || x["verdict"] == "too_few_rounds",
+                    "{x}"
+                );
+                assert!(
+                    ["faster", "slower", "no_difference", "too_few_rounds"]
+                        .contains(&x["verdict"].as_str().unwrap()),
+                    "{x}"
+                );
+                assert!(x["before_tps_per_s"].as_f64().unwrap() > 0.0, "{x}");
             }
+            let before = lab.json("oltp-before.json");
+            assert_eq!(before["schema"], "tune-oltp/2");
+            let rounds: u64 = cells.iter().map(|x| x["rounds"].as_u64().unwrap()).sum();
+            assert_eq!(
+                before["result"]["runs"].as_array().unwrap().len() as u64,
+                rounds
+            );
+            assert!(md.contains("| after / before (interval) |"), "{md}");
+            assert!(html.contains(
+                "<caption>Before / after (measured: medians of interleaved rounds)</caption>"
+            ));
         }
-        let before = lab.json("oltp-before.json");
-        let after = lab.json("oltp-after.json");
-        assert_eq!(before["schema"], "tune-oltp/2");
-        assert_eq!(
-            before["result"]["runs"].as_array().unwrap().len(),
-            pairs.len()
-        );
-        assert_eq!(
-            after["result"]["runs"].as_array().unwrap().len(),
-            pairs.len()
-        );
-        // The measured table, in both renderings.
-        assert!(
-            md.contains("| workload | threads | TPS before (tps) | TPS after (tps)"),
-            "{md}"
-        );
-        assert!(html.contains("<caption>Before / after (measured)</caption>"));
-        let first = &pairs[0];
-        assert!(html.contains(&format!("<td>{}</td>", first["workload"].as_str().unwrap())));
     }
 }
 
@@ -332,4 +390,156 @@ fn default_path_is_the_datadir_and_the_sweep_runs_outside_it() {
         "the disk's scheduler was not put back"
     );
     assert!(!state.path().join("journal.json").exists(), "journal left");
+}
+
+/// Issue 46: on a loop filesystem whose backing file is on the disk, tune
+/// switched the disk's scheduler too. `--device loopN` switches only the
+/// loop device: the run says so before the sweep, the sweep's result lists
+/// only the loop device, and the disk keeps its scheduler.
+#[test]
+fn device_switches_only_the_named_device() {
+    if !support::live() {
+        return;
+    }
+    let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let lab = support::Lab::new(LabOpts {
+        tag: "tune-test-device",
+        base: support::VAR_TMP,
+        size: 1 << 30,
+        scheduler: "kyber",
+        ..LabOpts::default()
+    });
+    let disk_before = active("vda");
+    let state = tempfile::tempdir().unwrap();
+    let out = lab.dir.join("report");
+    let o = support::innotune_sys()
+        .env("INNOTUNE_STATE_DIR", state.path())
+        .args([
+            "tune",
+            "--budget",
+            "40s",
+            "--no-oltp",
+            "--device",
+            &lab.loopdev,
+        ])
+        .arg(&lab.mnt)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "will switch the scheduler of {} only (--device",
+            lab.loopdev
+        )),
+        "{err}"
+    );
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let switched: Vec<&str> = v["result"]["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(switched, vec![lab.loopdev.as_str()], "{v:#}");
+    assert_eq!(active("vda"), disk_before);
+    assert_eq!(active(&lab.loopdev), "kyber");
+    assert!(!state.path().join("journal.json").exists(), "journal left");
+    drop(lab);
+    drop(serial);
+}
+
+/// The issue's planted case: a "live" server (a sandbox innotune starts,
+/// never the one at 3306) with an undersized buffer pool (8 MiB) and the
+/// OLTP data several times it; `tune --socket …` recommends a larger pool,
+/// measures it in cells of at least 4 interleaved rounds, and the finding
+/// carries what was measured. Measured here on 2026-11-28 (seed 3,
+/// --budget 150s --threads 4,8, 4 rounds of 1.3 s): read-only at 8 threads
+/// 1.30× (CI 1.02–1.84) faster, read-write at 4 threads 1.40× (1.05–1.85)
+/// faster; a second run under load from other jobs: 1.58× (0.75–…), 1.25×
+/// (0.91–…), no measurable difference: 4 short rounds are not enough on a
+/// busy 2-core VM, hence the longer budget and one thread count here.
+/// Measured 2026-11-28 (--budget 330s --threads 8 --seed 3, 9 rounds of
+/// about 3 s planned): read-only at 8 threads 1.65× (96.8 % CI 1.374–2.069,
+/// p 0.0079), stopped at round 5 of 9.
+/// (That run's "4 cells" came from `--threads 4,8`: two workloads × two
+/// thread counts is a ladder of 4 cells, so the old `== 2` expectation was
+/// wrong, not the flags. One thread count and a budget that lets
+/// plan_cells give each of the 2 cells more than 4 rounds, so the
+/// sequential design is on and its stopping round can be checked.)
+#[test]
+fn planted_small_buffer_pool_is_measured_in_cells() {
+    if !support::live() || !has_server_binary() {
+        return;
+    }
+    let lab = Lab::new("planted");
+    let planted = support::Planted::start(&lab.dir, lab.state.path());
+    let out = support::innotune_sys()
+        .env("INNOTUNE_STATE_DIR", lab.state.path())
+        .args(["tune", "--budget", "330s", "--threads", "8", "--seed", "3"])
+        .arg(&lab.mnt)
+        .args(planted.sock_args())
+        .arg("--out")
+        .arg(&lab.out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r = &lab.json("tune.json")["result"];
+    let c = &r["oltp"];
+    assert_eq!(c["seed"], 3);
+    let cells = c["cells"].as_array().unwrap_or_else(|| panic!("{r:#}"));
+    assert!(!cells.is_empty(), "{c:#}");
+    for x in cells {
+        assert!(x["rounds"].as_u64().unwrap() >= 4, "{x}");
+        assert!(
+            ["faster", "slower", "no_difference", "too_few_rounds"]
+                .contains(&x["verdict"].as_str().unwrap()),
+            "{x}"
+        );
+    }
+    // Every cell of the ladder (2 workloads × 1 thread count) is measured
+    // or named as dropped.
+    assert_eq!(cells.len() + c["dropped"].as_array().unwrap().len(), 2);
+    // Sequential stopping: a cell the design stopped was stopped in at most
+    // half the rounds of the fixed design, and the round is reported.
+    let planned = c["rounds_planned"].as_u64().unwrap();
+    for x in cells {
+        if let Some(at) = x["stopped_at_round"].as_u64() {
+            assert_eq!(x["rounds"].as_u64(), Some(at), "{x}");
+            // "Half" rounded up: with 9 planned, the exact rank-sum test's
+            // smallest p at 4 rounds a side is 2/70 = 0.029, at or near the
+            // boundary's spend there (0.032 at round 5), so round 5 is in
+            // practice the earliest stop (measured: 5 of 9).
+            if planned >= 8 {
+                assert!(
+                    at <= planned.div_ceil(2),
+                    "stopped at {at} of {planned}: {x}"
+                );
+            }
+        }
+    }
+    eprintln!("planted: rounds_planned {planned}, cells {:#}", c["cells"]);
+    let pool = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"].as_str().unwrap().starts_with("server.buffer_pool"))
+        .unwrap_or_else(|| panic!("no buffer pool finding: {r:#}"));
+    assert_eq!(pool["measured"].as_array().unwrap().len(), cells.len());
+    // The read-only cells: the larger pool is faster, its interval above 1.
+    let ro: Vec<&Value> = cells
+        .iter()
+        .filter(|x| x["workload"] == "oltp_read_only")
+        .collect();
+    assert!(
+        ro.iter()
+            .any(|x| x["verdict"] == "faster" && x["ci_low"].as_f64().unwrap() > 1.0),
+        "{c:#}"
+    );
+    assert!(ro.iter().all(|x| x["verdict"] != "slower"), "{c:#}");
+    lab.assert_restored();
 }

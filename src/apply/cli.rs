@@ -14,7 +14,7 @@ use clap::Args;
 /// /etc/fstab are never changed (the plan says what to do).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes: 0 nothing pending (or everything applied); 1 something is pending (the plan without --yes, or --check) or could not be applied; 2 error.\nJSON fields: docs/json-apply.md."
+    after_help = "Examples:\n  innotune apply                  # the plan, as a diff (exit 1 when something is pending)\n  innotune apply --yes            # make it so, journaled; innotune restore reverts it\n  innotune apply /srv/db --check  # exit 0 when nothing is pending, 1 when something is (Ansible changed_when)\nTo review the files apply would install, without installing them: innotune check --emit DIR.\nExit codes: 0 nothing pending (or everything applied); 1 something is pending (the plan without --yes, or --check) or could not be applied; 2 error.\nJSON fields: docs/json-apply.md."
 )]
 pub struct ApplyArgs {
     #[command(flatten)]
@@ -23,6 +23,12 @@ pub struct ApplyArgs {
     /// Apply the plan.
     #[arg(long, short = 'y', conflicts_with = "check")]
     pub yes: bool,
+
+    /// A server variable to make true as well, NAME=VALUE (repeatable):
+    /// SET GLOBAL now and a line in innotune's [mysqld] drop-in, in place
+    /// of check's advice for that variable (what `tune --search` proved).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
 
     /// Only say whether anything is pending: exit 0 nothing, 1 something (for Ansible changed_when, cron).
     #[arg(long)]

@@ -151,6 +151,61 @@ impl Command for cli::ApplyArgs {
     }
 }
 
+/// `--set NAME=VALUE`: each replaces check's advice for that server
+/// variable with advice of its own (the server must have been reached).
+fn set_overrides(report: &mut crate::check::report::CheckReport, sets: &[String]) -> Result<()> {
+    use crate::check::rules::{Advice, Setting, SERVER_VARIABLES};
+    use crate::finding::{Finding, Layer, Severity, Source, Subject, SubjectKind};
+    for s in sets {
+        let Some((name, value)) = s.split_once('=').map(|(a, b)| (a.trim(), b.trim())) else {
+            return Err(crate::error::Fix::new(
+                format!("--set {s:?} is not NAME=VALUE"),
+                "write it as --set innodb_io_capacity=2000",
+            )
+            .into());
+        };
+        if !SERVER_VARIABLES.contains(&name)
+            || !crate::change::plain_value(value)
+            || value.is_empty()
+        {
+            return Err(crate::error::Fix::new(
+                format!("--set {name}={value}: not a server variable and value innotune sets"),
+                format!("use one of {}", SERVER_VARIABLES.join(", ")),
+            )
+            .into());
+        }
+        let Some(server) = report.facts.server.as_ref() else {
+            return Err(crate::error::Fix::new(
+                format!("--set {name}: no server was reached to set it on"),
+                "give the connection options (--socket or --host, --user)",
+            )
+            .into());
+        };
+        let observed = server.var(name).unwrap_or("(none)").to_string();
+        let reason = "given with apply --set (tune --search proves such values against the current settings)";
+        let setting = Setting::var(server, name, value, reason);
+        for a in &mut report.findings {
+            a.settings
+                .retain(|x| !matches!(x, Setting::ServerVariable { name: n, .. } if n == name));
+        }
+        let mut a = Advice::new(
+            Finding::new(
+                "server.set",
+                Severity::Notice,
+                Layer::Server,
+                Subject::new(SubjectKind::ServerVariable, name),
+                observed,
+                reason,
+            )
+            .recommend(value)
+            .evidence(Source::Observed, "apply --set"),
+        );
+        a.settings.push(setting);
+        report.findings.push(a);
+    }
+    Ok(())
+}
+
 fn apply(env: &Env, args: &cli::ApplyArgs) -> Result<ApplyReport> {
     let host = &env.host;
     let mode = if args.check {
@@ -160,7 +215,19 @@ fn apply(env: &Env, args: &cli::ApplyArgs) -> Result<ApplyReport> {
     } else {
         Mode::Plan
     };
-    let checked = crate::check::execute(host, &args.opts)?;
+    let mut checked = crate::check::execute(host, &args.opts)?;
+    set_overrides(&mut checked.report, &args.set)?;
+    // A managed server, or one whose host is not read, is changed through
+    // its provider (check --emit), never by apply on this host.
+    if let Some(p) = &checked.report.provider {
+        if let Some(why) = &p.host_not_visible {
+            return Err(crate::error::Fix::new(
+                format!("apply changes this host, and the server's host is not visible here ({why})"),
+                "write the provider's parameter files with innotune check --provider NAME --emit DIR, and apply them with the provider's tool",
+            )
+            .into());
+        }
+    }
     let facts = checked.facts();
     let advice = checked.advice();
     let files = crate::check::emit::files(host, facts, advice);

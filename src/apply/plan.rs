@@ -185,14 +185,21 @@ pub fn build(host: &Host, f: &Facts, advice: &[Advice], files: &[Emitted]) -> Ve
 
 /// Does emitted file `e` carry a setting of `a`?
 fn file_carries(e: &Emitted, a: &Advice) -> bool {
+    let cpufreq = e.path == emit::TMPFILES_CPUFREQ;
     a.settings.iter().any(|s| {
+        if matches!(s, Setting::CpuGovernor { .. }) != cpufreq {
+            return false;
+        }
         matches!(
             (e.kind.as_ref(), s),
             (
                 "udev" | "systemd_unit",
                 Setting::Queue { .. } | Setting::NetQueue { .. }
             ) | ("sysctl", Setting::Sysctl { .. })
-                | ("tmpfiles", Setting::Thp { .. })
+                | (
+                    "tmpfiles",
+                    Setting::Thp { .. } | Setting::CpuGovernor { .. }
+                )
                 | ("mysqld_dropin", Setting::ServerVariable { .. })
                 | ("systemd_dropin", Setting::Nofile { .. })
         )

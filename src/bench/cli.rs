@@ -21,8 +21,9 @@ DIR/.innotune-bench; only those are ever written or removed, never through a
 symlink. A manifest owned by another user, or in a directory anyone may write
 to without the sticky bit, is ignored with a warning. A directory that is,
 is inside or contains a running server's datadir (or the one the option files
-name) is refused. Ctrl-C or SIGTERM ends a run early with partial results
-(during layout: the partial file is removed). With --runtime the run is time-based (files
+name) is refused. Ctrl-C or SIGTERM ends a run early with partial results,
+written as usual, and exit 130 or 143 (during layout: the partial file is
+removed, exit 2). With --runtime the run is time-based (files
 are wrapped around); without it each job transfers --io_size per thread
 (default: one pass over its files). --survey reads whole disks (O_RDONLY, O_DIRECT; safe on mounted disks):
 sequential 1 MiB at depth 16, 16 KiB random at depth 32 and 1, 4 KiB
@@ -49,7 +50,8 @@ pub struct BenchArgs {
     /// Remove innotune's files from --directory (after the run, if a job is given).
     #[arg(long)]
     pub cleanup: bool,
-    /// Allow --filename to be a raw block device (never when mounted).
+    /// Allow a job that writes to write to the raw block device --filename
+    /// names (never when mounted); read-only jobs need no consent.
     #[arg(long)]
     pub allow_raw_device: bool,
     /// Allow a --directory that looks like a MySQL/MariaDB data directory.
@@ -123,7 +125,8 @@ pub struct BenchArgs {
     /// up, or from 2 MiB of buffers per thread, e.g. 64 KiB x depth 32).
     #[arg(long, visible_alias = "iomem", value_name = "MEM")]
     pub mem: Option<String>,
-    /// A raw block device instead of files (needs --allow-raw-device).
+    /// A raw block device instead of files (a job that writes needs
+    /// --allow-raw-device; reads open it read-only).
     #[arg(long, value_name = "DEV")]
     pub filename: Option<PathBuf>,
 }

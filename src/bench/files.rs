@@ -165,6 +165,51 @@ fn file_name(job: &JobSpec, i: u32) -> String {
     format!("innotune-{}.{i}", job.name)
 }
 
+/// Refuse at once when the files of all `jobs` together do not fit in
+/// `dir`: [`prepare`] checks one job at a time, so a two-job workload
+/// (`--preset mixed`) would write the first job's file and only then find
+/// no room for the second, naming half the space it needs and leaving the
+/// first file behind. Counts what `prepare` would write: every file that is
+/// not already there at its size (an existing one is reused). A directory
+/// that cannot be read is left to `prepare`, which says why.
+pub fn check_space(dir: &Path, jobs: &[JobSpec]) -> Result<()> {
+    let mut need = 0u64;
+    let mut files = 0usize;
+    for j in jobs.iter().filter(|j| j.filename.is_none()) {
+        let size = j.file_size();
+        for i in 0..j.nrfiles {
+            let there = fs::symlink_metadata(dir.join(file_name(j, i))).is_ok_and(|m| {
+                m.file_type().is_file() && m.len() == size && m.blocks() * 512 >= size
+            });
+            if !there {
+                need += size;
+                files += 1;
+            }
+        }
+    }
+    if files < 2 {
+        // One file: prepare's own check says the same, for one job.
+        return Ok(());
+    }
+    // f_blocks == 0: the filesystem reports no capacity (ramfs); skip.
+    let Some(st) = rustix::fs::statvfs(dir).ok().filter(|st| st.f_blocks > 0) else {
+        return Ok(());
+    };
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    if free < need + need / 50 {
+        bail!(Fix::new(
+            format!(
+                "not enough space in {}: the {files} files of this run need {}, {} is free",
+                dir.display(),
+                fmt_size(need),
+                fmt_size(free)
+            ),
+            "lower --size, remove earlier runs' files (innotune bench --cleanup --directory DIR), or choose another --directory"
+        ));
+    }
+    Ok(())
+}
+
 /// Lay out (or reuse) a job's files in `dir`, or open its raw device.
 pub fn prepare(
     dir: &Path,
@@ -248,7 +293,7 @@ pub fn prepare(
                         fmt_size(need),
                         fmt_size(free)
                     ),
-                    "lower --size, or choose another --directory"
+                    "lower --size, remove earlier runs' files (innotune bench --cleanup --directory DIR), or choose another --directory"
                 ));
             }
         }
@@ -347,14 +392,19 @@ fn prepare_raw(dev: &Path, job: &JobSpec, allow_raw: bool) -> Result<JobFiles> {
             "use --directory DIR (innotune lays out its own files there)"
         ));
     }
-    if !allow_raw {
-        bail!(Fix::new(
-            format!(
-                "{} is a raw block device: writing to it destroys its contents",
-                dev.display()
-            ),
-            "pass --allow-raw-device if the device holds nothing you need"
-        ));
+    let writes = job.rw.writes(job.rwmixread);
+    raw_consent(dev, writes, allow_raw)?;
+    if !writes {
+        // Reads change nothing on the device: no consent, no claim, and
+        // every open is O_RDONLY (as `bench --survey` reads a disk in use).
+        let size = device_size(dev)?.min(job.size) / job.bs * job.bs;
+        if size < job.bs {
+            bail!(Fix::new(
+                format!("{} is smaller than bs", dev.display()),
+                "lower --bs"
+            ));
+        }
+        return Ok(JobFiles::read_only_device(dev, size));
     }
     if let Some(mp) = mounted_at(dev) {
         bail!(Fix::new(
@@ -405,6 +455,29 @@ fn prepare_raw(dev: &Path, job: &JobSpec, allow_raw: bool) -> Result<JobFiles> {
     })
 }
 
+/// A job that writes to a raw device destroys what is on it: only with
+/// `--allow-raw-device`. A read-only job needs no consent (issue 39: `--rw
+/// read` on a device was told that writing destroys its contents).
+fn raw_consent(dev: &Path, writes: bool, allow_raw: bool) -> Result<()> {
+    if writes && !allow_raw {
+        bail!(Fix::new(
+            format!(
+                "{} is a raw block device: this job writes to it, which destroys its contents",
+                dev.display()
+            ),
+            "pass --allow-raw-device if the device holds nothing you need, or use a read-only --rw (read, randread)"
+        ));
+    }
+    Ok(())
+}
+
+/// The size in bytes of a block device, opened read-only.
+fn device_size(dev: &Path) -> Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = File::open(dev).map_err(|e| io_fix(e, dev, "open"))?;
+    f.seek(SeekFrom::End(0)).map_err(|e| io_fix(e, dev, "size"))
+}
+
 /// Mount point of `dev` (or of one of its partitions), from the host
 /// model's mount table: matched by device number, never by name prefix
 /// (`loop1` is not a mounted `loop10`), mount points with escapes decoded.
@@ -418,7 +491,38 @@ fn mounted_at(dev: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::job::Rw;
     use super::*;
+
+    /// Only a job that writes needs `--allow-raw-device`, and only its
+    /// refusal says writing destroys the contents.
+    #[test]
+    fn raw_device_consent_is_asked_only_for_writes() {
+        let dev = Path::new("/dev/vda");
+        for rw in ["read", "randread"] {
+            let r = Rw::parse(rw).unwrap();
+            assert!(!r.writes(100));
+            assert!(raw_consent(dev, r.writes(100), false).is_ok(), "{rw}");
+        }
+        for (rw, mix) in [
+            ("write", 100),
+            ("randwrite", 100),
+            ("randrw", 99),
+            ("rw", 50),
+        ] {
+            let r = Rw::parse(rw).unwrap();
+            let e = raw_consent(dev, r.writes(mix), false)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("destroys its contents") && e.contains("--allow-raw-device"),
+                "{rw}: {e}"
+            );
+            assert!(raw_consent(dev, r.writes(mix), true).is_ok());
+        }
+        // randrw with every I/O a read writes nothing.
+        assert!(raw_consent(dev, Rw::RandRw.writes(100), false).is_ok());
+    }
 
     #[test]
     fn layout_is_real_reused_and_cleaned() {

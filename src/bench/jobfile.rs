@@ -5,7 +5,7 @@
 //! disagree about a name or its units.
 
 use super::job::{self, JobSpec, Scope};
-use super::{check_unique_names, duration_opt, manifest, runtime_opt, Workload};
+use super::{check_unique_names, duration_opt, runtime_opt, Workload};
 use crate::error::Fix;
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
@@ -34,11 +34,21 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 /// Parse a TOML job file: `[global]` (workload options, and job options as
 /// defaults for every job) and one `[[job]]` table per job, fio's names.
+/// Only a regular file of at most [`MAX_JOB_FILE`] is read: a FIFO or a
+/// device is refused without blocking on it.
 pub fn load_job_file(path: &Path) -> Result<Workload> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| manifest::io_fix(e, path, "read job file"))?;
+    let text = JOB_FILE.read_to_string(path)?;
     parse_job_file(&text, path)
 }
+
+/// The largest job file read (one with a thousand jobs is under 100 KiB).
+pub const MAX_JOB_FILE: u64 = 1 << 20;
+
+const JOB_FILE: crate::input::Input = crate::input::Input {
+    what: "job file",
+    fix: "give the path of a TOML job file ([global] and [[job]] tables, fio's option names)",
+    max: Some(MAX_JOB_FILE),
+};
 
 /// [`load_job_file`] on text already read (`path` names it in errors).
 pub fn parse_job_file(text: &str, path: &Path) -> Result<Workload> {

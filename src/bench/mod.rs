@@ -22,6 +22,7 @@ pub mod jobfile;
 pub mod manifest;
 pub mod presets;
 pub mod progress;
+pub mod reach;
 pub mod render;
 pub mod report;
 pub mod result;
@@ -87,7 +88,8 @@ pub fn load_workload(name_or_file: &str, directory: &Path) -> Result<Workload> {
             allow_datadir: false,
             allow_raw_device: false,
         }
-    } else if Path::new(name_or_file).is_file() {
+    } else if Path::new(name_or_file).exists() {
+        // Whatever is there: load_job_file refuses all but a regular file.
         load_job_file(Path::new(name_or_file))?
     } else {
         bail!(Fix::new(
@@ -168,6 +170,7 @@ pub fn run_workload_hooked(
         j.validate()?;
     }
     check_unique_names(&w.jobs)?;
+    files::check_space(&w.directory, &w.jobs)?;
     let files = w
         .jobs
         .iter()
@@ -322,6 +325,8 @@ fn measure(env: &Env, args: &cli::BenchArgs) -> Result<report::BenchReport> {
                 directory: dir.display().to_string(),
                 result: None,
                 removed: removed.iter().map(|p| p.display().to_string()).collect(),
+                not_on_device: Vec::new(),
+                signal: None,
             });
         }
         bail!(Fix::new(
@@ -415,7 +420,7 @@ fn measure(env: &Env, args: &cli::BenchArgs) -> Result<report::BenchReport> {
     // full the tool kept each layer of the stack: `WorkloadResult::devices`).
     // A failed read only leaves them out: they qualify the figures, not
     // make them.
-    let dev_names = devices_under_jobs(host, &w);
+    let (dev_names, mut not_on_device) = devices_under_jobs(host, &w);
     let mut cpu_at_window = None;
     let mut disks_at_window = None;
     let mut hook = || {
@@ -445,7 +450,33 @@ fn measure(env: &Env, args: &cli::BenchArgs) -> Result<report::BenchReport> {
     }
     if uses_dir {
         // After the run: a run that failed has no results to qualify.
-        warn_if_memory_fs(&w.directory, w.jobs.iter().any(|j| j.direct));
+        not_on_device.extend(reach::memory_filesystem(
+            &w.directory,
+            w.jobs.iter().any(|j| j.direct),
+        ));
+    }
+    // The top device under the files against what the jobs moved over the
+    // same window.
+    if let Some(top) = res.devices.first() {
+        let issued = |read: bool| -> f64 {
+            res.jobs
+                .iter()
+                .filter_map(|j| {
+                    if read {
+                        j.read.as_ref()
+                    } else {
+                        j.write.as_ref()
+                    }
+                })
+                .map(|d| d.bw_bytes)
+                .sum()
+        };
+        not_on_device.extend(reach::few_device_bytes(
+            &top.device,
+            None,
+            (issued(true), top.read_bytes_per_s),
+            (issued(false), top.write_bytes_per_s),
+        ));
     }
     let removed = if args.cleanup {
         files::cleanup(&w.directory)?
@@ -456,10 +487,13 @@ fn measure(env: &Env, args: &cli::BenchArgs) -> Result<report::BenchReport> {
         (None, Some(dev)) => dev.display().to_string(),
         _ => w.directory.display().to_string(),
     };
+    let signal = res.interrupted.then(|| env.stop.signal()).flatten();
     Ok(report::BenchReport {
         directory: shown,
         result: Some(res),
         removed: removed.iter().map(|p| p.display().to_string()).collect(),
+        not_on_device,
+        signal,
     })
 }
 
@@ -468,10 +502,14 @@ fn measure(env: &Env, args: &cli::BenchArgs) -> Result<report::BenchReport> {
 /// the partition and disk under its backing file, md members…), or the raw
 /// device `--filename` names (always a block device, see `files`). Best
 /// effort: a directory no block device holds (tmpfs) adds nothing, as these
-/// figures only qualify the run.
-fn devices_under_jobs(host: &Host, w: &Workload) -> Vec<String> {
+/// figures only qualify the run. With them, the loop devices of those
+/// stacks that go through the page cache ([`reach::buffered_loops`]).
+fn devices_under_jobs(host: &Host, w: &Workload) -> (Vec<String>, Vec<reach::NotOnDevice>) {
     let model = crate::model::HostModel::read(host);
     let mut names: Vec<String> = Vec::new();
+    let mut loops: Vec<reach::NotOnDevice> = Vec::new();
+    // mountinfo names absolute paths: a relative --directory found no mount.
+    let dir = std::fs::canonicalize(&w.directory).unwrap_or_else(|_| w.directory.clone());
     for j in &w.jobs {
         let found = match &j.filename {
             Some(f) => std::fs::canonicalize(f)
@@ -479,7 +517,17 @@ fn devices_under_jobs(host: &Host, w: &Workload) -> Vec<String> {
                 .and_then(|c| c.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .into_iter()
                 .collect(),
-            None => model.device_names_under(&w.directory).unwrap_or_default(),
+            None => match model.stack_of(&dir) {
+                Ok(stack) => {
+                    for l in reach::buffered_loops(&stack) {
+                        if !loops.contains(&l) {
+                            loops.push(l);
+                        }
+                    }
+                    stack.names()
+                }
+                Err(_) => Vec::new(),
+            },
         };
         for n in found {
             if !names.contains(&n) {
@@ -487,7 +535,7 @@ fn devices_under_jobs(host: &Host, w: &Workload) -> Vec<String> {
             }
         }
     }
-    names
+    (names, loops)
 }
 
 /// Run `f` with SIGINT and SIGTERM both setting [`interrupt_flag`] (the
@@ -496,28 +544,6 @@ fn devices_under_jobs(host: &Host, w: &Workload) -> Vec<String> {
 fn with_interrupt_signals<T>(f: impl FnOnce() -> T) -> T {
     let _catch = Stop::process().catch(&[libc::SIGINT, libc::SIGTERM]);
     f()
-}
-
-/// tmpfs and ramfs are RAM: O_DIRECT there (tmpfs accepts it since Linux
-/// 6.6) still measures memory, not a disk.
-fn warn_if_memory_fs(dir: &Path, direct: bool) {
-    const TMPFS_MAGIC: i64 = 0x0102_1994;
-    const RAMFS_MAGIC: i64 = 0x8584_58f6;
-    let Ok(st) = rustix::fs::statfs(dir) else {
-        return;
-    };
-    #[allow(clippy::unnecessary_cast)]
-    let kind = match st.f_type as i64 {
-        TMPFS_MAGIC => "tmpfs",
-        // ramfs refuses O_DIRECT at open, which says enough on its own.
-        RAMFS_MAGIC if !direct => "ramfs",
-        _ => return,
-    };
-    let how = if direct { " even with --direct" } else { "" };
-    crate::output::warn(format!(
-        "{} is on {kind}: results are RAM speed{how}, not a disk's (bench a --directory on the disk's filesystem)",
-        dir.display()
-    ));
 }
 
 #[cfg(test)]

@@ -88,7 +88,7 @@ fn job_block(j: &JobResult) -> String {
     }
     let _ = writeln!(
         out,
-        "  cpu: usr={:.2}%, sys={:.2}%, {:.0} ns/IO",
+        "  cpu (% of one CPU, the job's threads together; over 100 with several): usr={:.2}%, sys={:.2}%, {:.0} ns/IO",
         j.cpu.usr_cpu, j.cpu.sys_cpu, j.cpu.ns_per_io
     );
     if j.series.len() > 1 {
@@ -156,10 +156,13 @@ fn devices(r: &WorkloadResult) -> Option<Table> {
     if r.devices.is_empty() {
         return None;
     }
+    // iostat's aqu-sz: the device's average queue, every process's I/O and
+    // (on a loop device) the requests it splits or writes back, so it can
+    // exceed what the jobs keep in flight.
     let in_flight = if r.depth > 0 {
-        format!("in flight (of {})", r.depth)
+        format!("device queue, avg (jobs keep {})", r.depth)
     } else {
-        "in flight".to_string()
+        "device queue, avg".to_string()
     };
     let mut t = Table::new(vec![
         Column::text("device"),
@@ -279,6 +282,12 @@ fn per_second(r: &WorkloadResult) -> Option<Series> {
 impl crate::export::Report for BenchReport {
     const COMMAND: &'static str = "bench";
 
+    /// 128 + the signal that ended the run early (130 for Ctrl-C, 143 for
+    /// SIGTERM), as other commands exit on a signal; 0 otherwise.
+    fn exit_code(&self) -> i32 {
+        self.signal.map_or(0, |s| 128 + s)
+    }
+
     fn document(&self) -> Document {
         let Some(r) = &self.result else {
             let mut d = Document::new(format!("bench cleanup in {}", self.directory));
@@ -295,6 +304,9 @@ impl crate::export::Report for BenchReport {
                 Tone::Warn,
                 "interrupted: partial results, the figures cover the part that ran",
             );
+        }
+        for x in &self.not_on_device {
+            d.note(Tone::Warn, x.describe());
         }
         let mut kv = KeyValues::new();
         let window = r.jobs.iter().map(|j| j.runtime_s).fold(0.0f64, f64::max);
@@ -395,6 +407,11 @@ fn survey_columns(first: &str) -> Vec<Column> {
 
 impl crate::export::Report for super::survey::SurveyReport {
     const COMMAND: &'static str = "bench";
+
+    /// As [`BenchReport`]'s: 128 + the signal that ended it early.
+    fn exit_code(&self) -> i32 {
+        self.signal.map_or(0, |s| 128 + s)
+    }
 
     fn document(&self) -> Document {
         use super::survey::JOBS;
@@ -583,14 +600,60 @@ mod tests {
                 ..Default::default()
             }),
             removed: vec![],
+            not_on_device: vec![],
+            signal: None,
         }
+    }
+
+    /// The flag is in the document (text, markdown, HTML) and the JSON,
+    /// and reads back.
+    #[test]
+    fn io_that_did_not_reach_a_device_is_a_warning_in_every_format() {
+        use super::super::reach::NotOnDevice;
+        let mut r = report(None);
+        assert!(!format!("{:?}", r.document()).contains("page cache"));
+        assert!(serde_json::to_value(&r)
+            .unwrap()
+            .get("not_on_device")
+            .is_none());
+        r.not_on_device = vec![NotOnDevice::LoopBuffered {
+            device: "loop7".into(),
+            backing_file: Some("/dev/shm/x.img".into()),
+        }];
+        let d = r.document();
+        let render = |e: &dyn crate::export::Exporter| {
+            let mut out = Vec::new();
+            e.export(&d, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        for page in [
+            render(&crate::export::text::Text::new(
+                crate::output::Style::plain(),
+            )),
+            render(&crate::export::markdown::Markdown),
+            render(&crate::export::html::Html),
+        ] {
+            assert!(
+                page.contains(
+                    "loop7 reads and writes its backing file /dev/shm/x.img through the page cache"
+                ),
+                "{page}"
+            );
+        }
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["not_on_device"][0]["why"], "loop_buffered", "{j}");
+        let back: BenchReport = serde_json::from_value(j).unwrap();
+        assert_eq!(back.not_on_device, r.not_on_device);
     }
 
     #[test]
     fn devices_table_shows_in_flight_against_the_depth_asked() {
         let mut r = report(None);
         let none = format!("{:?}", r.document());
-        assert!(!none.contains("in flight"), "no devices, no table: {none}");
+        assert!(
+            !none.contains("device queue"),
+            "no devices, no table: {none}"
+        );
         let w = r.result.as_mut().unwrap();
         w.depth = 32;
         let a = crate::model::diskstats::parse("7 0 loop0 0 0 0 0 0 0 0 0 0 0 0");
@@ -602,7 +665,7 @@ mod tests {
             2.0,
         )];
         let doc = format!("{:?}", r.document());
-        assert!(doc.contains("in flight (of 32)"), "{doc}");
+        assert!(doc.contains("device queue, avg (jobs keep 32)"), "{doc}");
         // 2000 reads in 2 s, 1200 ms over 2000 reads, 58 s of request time in 2 s.
         for want in ["loop0", "\"1000\"", "\"600\"", "\"29.0\"", "\"15.6\""] {
             assert!(doc.contains(want), "{want} in {doc}");

@@ -16,6 +16,16 @@ pub struct BenchReport {
     pub result: Option<WorkloadResult>,
     /// Files `--cleanup` removed.
     pub removed: Vec<String>,
+    /// Why the run's I/O did not (all) reach a device: RAM filesystem, a
+    /// loop device through the page cache, device counters far below what
+    /// the jobs moved. Empty (absent) when it did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_on_device: Vec<super::reach::NotOnDevice>,
+    /// The signal that ended the run early (SIGINT, SIGTERM): the exit
+    /// code is 128 + its number once the partial report is written. Not
+    /// JSON (`result.interrupted` says it there).
+    #[serde(skip)]
+    pub signal: Option<i32>,
 }
 
 /// `--list-presets`.

@@ -232,6 +232,9 @@ pub struct Survey {
 #[derive(Debug, Serialize, serde::Deserialize)]
 pub struct SurveyReport {
     pub survey: Survey,
+    /// The signal that ended the survey early: exit 128 + its number.
+    #[serde(skip)]
+    pub signal: Option<i32>,
 }
 
 /// What the survey's options are, checked.
@@ -503,7 +506,10 @@ pub fn execute(host: &Host, opts: &SurveyOpts) -> Result<SurveyReport> {
     };
     if opts.dry_run {
         survey.classes = classes;
-        return Ok(SurveyReport { survey });
+        return Ok(SurveyReport {
+            survey,
+            signal: None,
+        });
     }
     if !host.is_live() {
         bail!(Fix::new(
@@ -637,7 +643,11 @@ pub fn execute(host: &Host, opts: &SurveyOpts) -> Result<SurveyReport> {
     survey.wall_s = t_all.elapsed().as_secs_f64();
     survey.interrupted = stopped();
     survey.classes = classes;
-    Ok(SurveyReport { survey })
+    let signal = survey
+        .interrupted
+        .then(|| crate::command::Stop::process().signal())
+        .flatten();
+    Ok(SurveyReport { survey, signal })
 }
 
 #[cfg(test)]

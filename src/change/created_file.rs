@@ -16,14 +16,16 @@ use std::path::{Path, PathBuf};
 /// `99-innotune.cnf` drop-in in the server's `!includedir` (wherever the
 /// option files point it)? Nothing else is created, edited or restored.
 pub(super) fn emitted_path(path: &Path) -> bool {
-    use crate::change::allowed::{LIMITS_NAME, MYCNF_NAME, SYSCTL, TMPFILES, UDEV_RULES, UNIT};
+    use crate::change::allowed::{
+        LIMITS_NAME, MYCNF_NAME, SYSCTL, TMPFILES, TMPFILES_CPUFREQ, UDEV_RULES, UNIT,
+    };
     if !plain_abs(path) {
         return false;
     }
     let p = path.to_string_lossy();
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let parent = path.parent().unwrap_or(Path::new("/"));
-    [UDEV_RULES, UNIT, SYSCTL, TMPFILES].contains(&p.as_ref())
+    [UDEV_RULES, UNIT, SYSCTL, TMPFILES, TMPFILES_CPUFREQ].contains(&p.as_ref())
         || p == wants_link()
         || (name == LIMITS_NAME
             && parent.parent() == Some(Path::new("/etc/systemd/system"))

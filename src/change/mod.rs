@@ -28,6 +28,8 @@ pub mod allowed;
 pub mod created_dir;
 pub mod created_file;
 pub mod edited_file;
+pub mod irq_affinity;
+pub mod remount;
 pub mod server;
 pub mod server_variable;
 pub mod sysctl;
@@ -37,6 +39,8 @@ pub mod trace_instance;
 pub use created_dir::CreatedDir;
 pub use created_file::CreatedFile;
 pub use edited_file::EditedFile;
+pub use irq_affinity::IrqAffinity;
+pub use remount::Remount;
 pub use server::ServerStarted;
 pub use server_variable::ServerVariable;
 pub use sysctl::Sysctl;
@@ -336,7 +340,7 @@ fn plain_abs(p: &Path) -> bool {
 /// server variable: a scheduler name, a number, a CPU mask, `ON`/`OFF`,
 /// `O_DIRECT`. Nothing else (a path, a pipe to a program, a quote) is
 /// accepted from a journal.
-fn plain_value(v: &str) -> bool {
+pub(crate) fn plain_value(v: &str) -> bool {
     v.len() <= 256
         && v.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ',' | ':'))

@@ -35,8 +35,15 @@ fn valid_var_name(n: &str) -> bool {
     !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// A value as an SQL literal: numbers and keywords bare, else quoted.
+/// A value as an SQL literal: numbers and keywords bare, sizes with a
+/// suffix (`128M`, which SET GLOBAL does not take) as bytes, else quoted.
 fn literal(v: &str) -> String {
+    let sized = v.len() > 1
+        && v[..v.len() - 1].chars().all(|c| c.is_ascii_digit())
+        && v.ends_with(['k', 'K', 'm', 'M', 'g', 'G', 't', 'T']);
+    if let Some(b) = sized.then(|| parse_size(v)).flatten() {
+        return b.to_string();
+    }
     if v.parse::<f64>().is_ok()
         || ["ON", "OFF", "TRUE", "FALSE", "DEFAULT"].contains(&v.to_ascii_uppercase().as_str())
     {
@@ -56,6 +63,13 @@ impl ServerVariable {
             original: None,
             was_persisted: None,
         }
+    }
+
+    /// What the server holds for this variable now (None: it has no such
+    /// variable), read over a fresh connection to the endpoint.
+    pub fn current(&self) -> Result<Option<String>> {
+        let mut c = self.connect()?;
+        self.read(&mut c)
     }
 
     fn connect(&self) -> Result<mysql::Conn> {
@@ -84,7 +98,7 @@ impl ServerVariable {
             .with_context(|| format!("SET {verb} {} = {v}", self.name))
     }
     /// Compare as the server shows values (ON/1, sizes as bytes).
-    fn same(a: &str, b: &str) -> bool {
+    pub fn same(a: &str, b: &str) -> bool {
         let n = |s: &str| match s.to_ascii_uppercase().as_str() {
             "ON" | "TRUE" => "1".to_string(),
             "OFF" | "FALSE" => "0".to_string(),
@@ -118,6 +132,12 @@ impl Change for ServerVariable {
             Some(o) => format!("{verb} {}: {o} → {}", self.name, self.value),
             None => format!("{verb} {} = {}", self.name, self.value),
         }
+    }
+    /// One entry per variable and server in a run: undoing it puts back
+    /// what the server held before every later SET (`prove` switches a
+    /// variable between rounds).
+    fn journal_once(&self) -> bool {
+        true
     }
     fn capture(&mut self, _host: &Host) -> Result<()> {
         let mut c = self.connect()?;
@@ -273,6 +293,16 @@ impl Change for ServerVariable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_are_set_as_bytes_and_words_quoted() {
+        assert_eq!(literal("128M"), "134217728");
+        assert_eq!(literal("1g"), "1073741824");
+        assert_eq!(literal("2000"), "2000");
+        assert_eq!(literal("ON"), "ON");
+        assert_eq!(literal("O_DIRECT"), "'O_DIRECT'");
+        assert_eq!(literal("M"), "'M'");
+    }
 
     #[test]
     fn only_rule_variables_with_plain_values_at_a_stored_endpoint_validate() {

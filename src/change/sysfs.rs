@@ -22,7 +22,7 @@ pub fn norm(path: &Path, raw: &str) -> String {
         Some(c) if c.bracketed => c.active,
         _ => raw.split_whitespace().collect::<Vec<_>>().join(" "),
     };
-    if path.ends_with("rps_cpus") || path.ends_with("xps_cpus") {
+    if path.ends_with("rps_cpus") || path.ends_with("xps_cpus") || path.ends_with("smp_affinity") {
         let hex: String = v.chars().filter(|c| *c != ',').collect();
         let t = hex.trim_start_matches('0');
         return if t.is_empty() {
@@ -39,16 +39,16 @@ pub fn read_value(host: &Host, p: &Path) -> std::io::Result<String> {
     host.read(p).map(|s| norm(p, &s))
 }
 
-/// Block-queue attributes sweep and apply change (`queue/scheduler`, and
-/// the `nr_requests` a scheduler switch resets).
-const QUEUE_ATTRS: [&str; 3] = ["scheduler", "nr_requests", "read_ahead_kb"];
+use super::allowed::QUEUE_ATTRS;
 /// A NIC queue's attributes apply changes (network rule).
 const NET_QUEUE_ATTRS: [&str; 3] = ["rps_cpus", "xps_cpus", "rps_flow_cnt"];
 
 /// Attributes innotune may change, exactly: a block queue's
 /// [`QUEUE_ATTRS`] (`/sys/block/DEV/queue/ATTR`, or through
-/// `/sys/class/block`), transparent hugepages, and a NIC queue's
-/// [`NET_QUEUE_ATTRS`]. Anything else in a journal (`/sys/block/sda/
+/// `/sys/class/block`), transparent hugepages, a NIC queue's
+/// [`NET_QUEUE_ATTRS`], and a CPU's cpufreq `scaling_governor`
+/// (`/sys/devices/system/cpu/cpuN/cpufreq/scaling_governor`, nothing
+/// else of cpufreq). Anything else in a journal (`/sys/block/sda/
 /// device/delete`, a `..`) is refused by `innotune restore`.
 fn allowed(p: &Path) -> bool {
     let s = p.to_string_lossy();
@@ -61,6 +61,9 @@ fn allowed(p: &Path) -> bool {
             ["", "sys", "block", dev, q, attr] => queue(dev, q, attr),
             ["", "sys", "class", "block", dev, q, attr] => queue(dev, q, attr),
             ["", "sys", "kernel", "mm", "transparent_hugepage", "enabled" | "defrag"] => true,
+            ["", "sys", "devices", "system", "cpu", cpu, "cpufreq", "scaling_governor"] => cpu
+                .strip_prefix("cpu")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
             ["", "sys", "class", "net", nic, "queues", q, attr] => {
                 super::plain_name(nic)
                     && (q.strip_prefix("rx-").or_else(|| q.strip_prefix("tx-")))
@@ -329,7 +332,7 @@ impl Change for SysfsAttr {
         };
         if let Some(p) = paths().find(|p| !allowed(p)) {
             return Err(format!(
-                "{} is not a sysfs attribute innotune sets (only block queues' {}, transparent hugepages and NIC queues' {})",
+                "{} is not a sysfs attribute innotune sets (only block queues' {}, transparent hugepages, NIC queues' {} and CPUs' cpufreq/scaling_governor)",
                 p.display(),
                 QUEUE_ATTRS.join("/"),
                 NET_QUEUE_ATTRS.join("/")
@@ -406,6 +409,8 @@ mod tests {
             "/sys/class/block/sda1/queue/scheduler",
             "/sys/kernel/mm/transparent_hugepage/enabled",
             "/sys/class/net/eth0/queues/rx-0/rps_cpus",
+            "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "/sys/devices/system/cpu/cpu127/cpufreq/scaling_governor",
         ] {
             assert!(SysfsAttr::new(p, "1", "x").validate().is_ok(), "{p}");
         }
@@ -421,6 +426,12 @@ mod tests {
             "/sys/class/block/sda/device/rescan",
             "/sys/class/net/eth0/queues/rx-0/../../address",
             "/sys/class/net/eth0/queues/foo/rps_cpus",
+            "/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq",
+            "/sys/devices/system/cpu/cpu0/online",
+            "/sys/devices/system/cpu/cpufreq/policy0/scaling_governor",
+            "/sys/devices/system/cpu/cpux/cpufreq/scaling_governor",
+            "/sys/devices/system/cpu/cpu/cpufreq/scaling_governor",
+            "/sys/devices/system/cpu/cpu0/../cpu1/cpufreq/scaling_governor",
         ] {
             assert!(SysfsAttr::new(p, "1", "x").validate().is_err(), "{p}");
         }

@@ -10,7 +10,8 @@
 //! `innotune restore`.
 //!
 //! Apply mounts tracefs when nothing is mounted there yet (remembered, and
-//! unmounted again on undo when it is idle), creates the instance, sets its
+//! unmounted again on undo when it is idle, also when the instance is
+//! already gone: a run killed between removing it and unmounting), creates the instance, sets its
 //! buffer size, and for each event writes the device filter, then enables
 //! it. Undo removes the directory; the kernel refuses (EBUSY) while a file
 //! in it is open, so undo first asks this process's reader to close
@@ -103,6 +104,35 @@ impl TraceInstance {
     /// Is tracefs mounted at `tracefs` (it has an `instances` directory)?
     fn tracefs_ready(h: &Host, tracefs: &Path) -> bool {
         h.path(tracefs.join("instances")).is_dir()
+    }
+}
+
+impl TraceInstance {
+    /// Unmount the tracefs innotune mounted, unless someone uses it now
+    /// (another tool's instance: left mounted, a conflict).
+    fn unmount_if_idle(&self, h: &Host) -> Outcome {
+        let mnt = h.path(&self.tracefs);
+        let others = h
+            .list(self.tracefs.join("instances"))
+            .map(|v| v.len())
+            .unwrap_or(0);
+        if others > 0 {
+            return Outcome::Conflict {
+                reason: format!(
+                    "tracefs at {} now has {others} other instance(s): left mounted",
+                    mnt.display()
+                ),
+            };
+        }
+        match umount(&mnt) {
+            Ok(()) => Outcome::Removed,
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Outcome::Conflict {
+                reason: format!("tracefs at {} is in use: left mounted", mnt.display()),
+            },
+            Err(e) => Outcome::Failed {
+                reason: format!("unmounting tracefs at {}: {e}", mnt.display()),
+            },
+        }
     }
 }
 
@@ -215,8 +245,16 @@ impl Change for TraceInstance {
     fn undo(&self, dry_run: bool) -> Undone {
         let h = Host::with_root(&self.root);
         let p = h.path(self.dir());
+        // The journal says innotune mounted tracefs for this instance: it
+        // is unmounted again even when the instance is already gone (a
+        // run killed between removing it and unmounting).
+        let mount_left = self.mounted && h.is_live() && Self::tracefs_ready(&h, &self.tracefs);
         if !p.exists() {
-            return Undone::outcome(Outcome::Gone);
+            return match (mount_left, dry_run) {
+                (false, _) => Undone::outcome(Outcome::Gone),
+                (true, true) => Undone::outcome(Outcome::WouldRestore),
+                (true, false) => Undone::outcome(self.unmount_if_idle(&h)),
+            };
         }
         if dry_run {
             return Undone::outcome(Outcome::WouldRestore);
@@ -238,14 +276,8 @@ impl Change for TraceInstance {
                 }
             }
         };
-        if outcome == Outcome::Removed && self.mounted && h.is_live() {
-            // Still in use (another tool's instance, a reader): stays mounted.
-            let idle = h
-                .list(self.tracefs.join("instances"))
-                .is_ok_and(|v| v.is_empty());
-            if idle {
-                let _ = umount(&h.path(&self.tracefs));
-            }
+        if outcome == Outcome::Removed && mount_left {
+            return Undone::outcome(self.unmount_if_idle(&h));
         }
         Undone::outcome(outcome)
     }

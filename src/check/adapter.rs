@@ -157,9 +157,33 @@ pub fn facts(host: &Host, probe: &ProbeReport, server_pid: Option<u32>) -> Facts
             irq_counts: n
                 .irqs
                 .iter()
-                .filter(|i| i.is_rx())
-                .map(|i| i.total)
+                .filter(|(i, _)| i.is_rx())
+                .map(|(i, _)| i.total)
                 .collect(),
+            rx_irqs: n
+                .irqs
+                .iter()
+                .filter(|(i, _)| i.is_rx())
+                .filter_map(|(i, a)| {
+                    Some(IrqFacts {
+                        irq: i.name.parse().ok()?,
+                        name: i.description.rsplit(' ').next().unwrap_or("").to_string(),
+                        per_cpu: i.per_cpu.clone(),
+                        smp_affinity: a.mask.clone(),
+                        effective: a.effective.clone(),
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    let cpufreq = crate::model::cpufreq::read(host)
+        .into_iter()
+        .map(|c| CpuFreqFacts {
+            cpu: c.cpu,
+            governor: c.governor,
+            available: c.available,
+            driver: c.driver,
+            policy: c.policy,
         })
         .collect();
     Facts {
@@ -177,6 +201,9 @@ pub fn facts(host: &Host, probe: &ProbeReport, server_pid: Option<u32>) -> Facts
         udev: boot::udev_installed(host),
         nics,
         rps_sock_flow_entries: net::rps_sock_flow_entries(host),
+        cpus_online: crate::model::cpufreq::online(host),
+        cpufreq,
+        irqbalance: crate::model::process::running_comm(host, "irqbalance"),
         server: None,
         sweeps: Vec::new(),
         write_iops: None,

@@ -41,6 +41,10 @@ pub fn is_dynamic(s: &ServerFacts, name: &str) -> bool {
         | "slow_query_log"
         | "long_query_time"
         | "innodb_max_dirty_pages_pct"
+        | "innodb_flush_neighbors"
+        | "innodb_lru_scan_depth"
+        | "innodb_adaptive_hash_index"
+        | "innodb_change_buffering"
         | "table_open_cache" => true,
         // innodb_flush_method, innodb_buffer_pool_chunk_size,
         // innodb_numa_interleave, open_files_limit, innodb_use_native_aio…

@@ -2,7 +2,8 @@
 //! for block-queue and NIC attributes (whole disks matched by model or
 //! serial and rotational, never dm or zoned devices), a systemd oneshot
 //! unit doing the same on hosts without udev, a sysctl.d file, a
-//! tmpfiles.d entry for transparent hugepages, a systemd drop-in with
+//! tmpfiles.d entry for transparent hugepages and one for the CPU
+//! frequency governor (IRQ affinity has none: it is runtime only), a systemd drop-in with
 //! LimitNOFILE for the server's service, a [mysqld] drop-in with only the
 //! changed variables (each reason as a comment), and the /etc/fstab line
 //! for noatime (printed, never installed).
@@ -22,7 +23,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 pub use crate::change::allowed::{
-    FSTAB, LIMITS_NAME, MARKER, MYCNF_NAME, SYSCTL, TMPFILES, UDEV_RULES, UNIT, UNIT_WANTS_DIR,
+    FSTAB, LIMITS_NAME, MARKER, MYCNF_NAME, SYSCTL, TMPFILES, TMPFILES_CPUFREQ, UDEV_RULES, UNIT,
+    UNIT_WANTS_DIR,
 };
 
 /// One emitted file.
@@ -126,6 +128,34 @@ fn plain(s: &str) -> bool {
             .any(|c| matches!(c, '"' | '\'' | '\\' | '$' | '%' | '`' | '\n'))
 }
 
+/// `s` as a udev match value that matches exactly `s`, and whether it does.
+///
+/// udev splits every match value at `|` (alternatives, with no escape) and
+/// matches one with `*`, `?` or `[` as an fnmatch(3) glob, where a
+/// backslash makes the next character literal (inside "…" udev keeps the
+/// backslash: only `\"` is unescaped). So `*?[` are escaped; a `|` cannot
+/// be written at all, and becomes `?` (any one character): the value is
+/// then not exact (false), and the caller adds the device's kernel name.
+/// Hand-written: no crate writes udev rules.
+fn udev_value(s: &str) -> (String, bool) {
+    let mut out = String::with_capacity(s.len());
+    let mut exact = true;
+    for c in s.chars() {
+        match c {
+            '*' | '?' | '[' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '|' => {
+                out.push('?');
+                exact = false;
+            }
+            _ => out.push(c),
+        }
+    }
+    (out, exact)
+}
+
 /// How a udev rule and a shell loop recognise a device across reboots.
 struct Identity {
     key: String,
@@ -140,16 +170,32 @@ fn identity(d: &DeviceFacts) -> Identity {
         .rotational
         .map(|r| format!(", ATTR{{queue/rotational}}==\"{}\"", r as u8))
         .unwrap_or_default();
+    // A value udev cannot match exactly (a `|` in it) is matched together
+    // with the kernel name, so the rule never reaches another device.
+    let kernel = |exact: bool| {
+        if exact {
+            String::new()
+        } else {
+            format!("KERNEL==\"{}\", ", d.name)
+        }
+    };
     if let Some(b) = d.loop_backing.as_deref().filter(|b| plain(b)) {
+        let (v, exact) = udev_value(b);
+        let kernel = if exact {
+            "KERNEL==\"loop*\", ".to_string()
+        } else {
+            kernel(false)
+        };
         return Identity {
             key: format!("loop={b}"),
-            udev: format!("KERNEL==\"loop*\", ATTR{{loop/backing_file}}==\"{b}\""),
+            udev: format!("{kernel}ATTR{{loop/backing_file}}==\"{v}\""),
             shell: Some(format!(
                 "[ \"$(cat $d/loop/backing_file 2>/dev/null)\" = \"{b}\" ]"
             )),
         };
     }
     if let Some(m) = d.model_attr.as_deref().filter(|m| plain(m)) {
+        let (v, exact) = udev_value(m);
         return Identity {
             key: format!(
                 "model={m}{}",
@@ -157,7 +203,10 @@ fn identity(d: &DeviceFacts) -> Identity {
                     .map(|r| format!(",rotational={}", r as u8))
                     .unwrap_or_default()
             ),
-            udev: format!("KERNEL!=\"dm-*\", ATTRS{{model}}==\"{m}\"{rot}"),
+            udev: format!(
+                "{}KERNEL!=\"dm-*\", ATTRS{{model}}==\"{v}\"{rot}",
+                kernel(exact)
+            ),
             shell: Some(format!(
                 "[ \"$(sed 's/ *$//' $d/device/model 2>/dev/null)\" = \"{m}\" ]{}",
                 d.rotational
@@ -167,18 +216,23 @@ fn identity(d: &DeviceFacts) -> Identity {
         };
     }
     if let Some(s) = d.serial.as_deref().filter(|s| plain(s)) {
+        let (v, exact) = udev_value(s);
         return Identity {
             key: format!("serial={s}"),
-            udev: format!("KERNEL!=\"dm-*\", ATTRS{{serial}}==\"{s}\""),
+            udev: format!(
+                "{}KERNEL!=\"dm-*\", ATTRS{{serial}}==\"{v}\"",
+                kernel(exact)
+            ),
             shell: Some(format!(
                 "[ \"$(cat $d/serial $d/device/serial 2>/dev/null)\" = \"{s}\" ]"
             )),
         };
     }
     if let Some(n) = d.dm_name.as_deref().filter(|n| plain(n)) {
+        let (v, exact) = udev_value(n);
         return Identity {
             key: format!("dm={n}"),
-            udev: format!("ENV{{DM_NAME}}==\"{n}\""),
+            udev: format!("{}ENV{{DM_NAME}}==\"{v}\"", kernel(exact)),
             shell: Some(format!("[ \"$(cat $d/dm/name 2>/dev/null)\" = \"{n}\" ]")),
         };
     }
@@ -210,6 +264,7 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
     let mut unit = Vec::new();
     let mut sysctl = Vec::new();
     let mut tmpfiles = Vec::new();
+    let mut cpufreq = Vec::new();
     let mut mycnf = Vec::new();
     let mut nofile: Option<(String, u64, String)> = None;
     let mut fstab = Vec::new();
@@ -284,6 +339,14 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
                     comment: reason.clone(),
                     line: format!("{name} = {}", cnf_value(name, value)),
                 }),
+                Setting::CpuGovernor { value, .. } => cpufreq.push(Entry {
+                    // One glob line for every CPU (a CPU brought online later too).
+                    key: "cpufreq:scaling_governor".into(),
+                    comment: why.clone(),
+                    line: format!("w /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor - - - - {value}"),
+                }),
+                // Runtime only: irq numbers are handed out at boot.
+                Setting::IrqAffinity { .. } => {}
                 Setting::Nofile { service, value } => nofile = Some((service.clone(), *value, why.clone())),
                 Setting::Fstab { mount_point, line } => fstab.push(Entry {
                     key: format!("fstab:{mount_point}"),
@@ -367,6 +430,21 @@ pub fn files(host: &Host, f: &Facts, advice: &[Advice]) -> Vec<Emitted> {
             symlink: None,
             install: etc_dir(TMPFILES),
             note: (!etc_dir(TMPFILES)).then(|| "/etc/tmpfiles.d does not exist here".to_string()),
+        });
+    }
+    let old_cpufreq = old(TMPFILES_CPUFREQ);
+    if !cpufreq.is_empty() || !old_cpufreq.is_empty() {
+        out.push(Emitted {
+            kind: "tmpfiles".into(),
+            path: TMPFILES_CPUFREQ.into(),
+            content: render(
+                "# The CPU frequency governor, written at boot by systemd-tmpfiles (a power daemon such as tuned may set another later).\n",
+                &merge(old_cpufreq, cpufreq),
+                "",
+            ),
+            symlink: None,
+            install: etc_dir(TMPFILES_CPUFREQ),
+            note: (!etc_dir(TMPFILES_CPUFREQ)).then(|| "/etc/tmpfiles.d does not exist here".to_string()),
         });
     }
     if let Some((service, value, why)) = nofile.or_else(|| {
@@ -457,5 +535,43 @@ mod tests {
         assert_eq!(m[0].key, "sysctl:fs.aio-max-nr");
         assert_eq!(cnf_value("innodb_buffer_pool_size", "201326592"), "192M");
         assert_eq!(cnf_value("innodb_io_capacity", "4096"), "4096");
+    }
+
+    fn loop_dev(name: &str, backing: &str) -> DeviceFacts {
+        DeviceFacts {
+            name: name.into(),
+            loop_backing: Some(backing.into()),
+            ..DeviceFacts::default()
+        }
+    }
+
+    /// udev reads `*?[` in a match as a glob and `|` as alternatives: a
+    /// backing file named with them must match only itself (the live
+    /// proof with `udevadm test` is apply_live's
+    /// `a_udev_rule_for_a_backing_file_named_with_glob_characters_matches_only_it`).
+    #[test]
+    fn udev_match_values_are_escaped() {
+        let id = identity(&loop_dev("loop3", "/srv/d*b?[1].img"));
+        assert_eq!(
+            id.udev,
+            r#"KERNEL=="loop*", ATTR{loop/backing_file}=="/srv/d\*b\?\[1].img""#
+        );
+        assert_eq!(id.key, "loop=/srv/d*b?[1].img");
+        // `|` cannot be escaped: the kernel name narrows the match.
+        let id = identity(&loop_dev("loop7", "/srv/a|/srv/b*"));
+        assert_eq!(
+            id.udev,
+            r#"KERNEL=="loop7", ATTR{loop/backing_file}=="/srv/a?/srv/b\*""#
+        );
+        assert!(!id.udev.contains('|'));
+        let id = identity(&DeviceFacts {
+            name: "sdb".into(),
+            model_attr: Some("QEMU*|HARDDISK".into()),
+            ..DeviceFacts::default()
+        });
+        assert_eq!(
+            id.udev,
+            r#"KERNEL=="sdb", KERNEL!="dm-*", ATTRS{model}=="QEMU\*?HARDDISK""#
+        );
     }
 }

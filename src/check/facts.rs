@@ -46,6 +46,18 @@ pub struct Facts {
     /// net.core.rps_sock_flow_entries.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rps_sock_flow_entries: Option<u64>,
+    /// Online CPU ids (`/sys/devices/system/cpu/online`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus_online: Vec<u32>,
+    /// CPU frequency scaling of the online CPUs that have it; empty when
+    /// none has a cpufreq directory (a VM, no driver): not visible here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpufreq: Vec<CpuFreqFacts>,
+    /// irqbalance runs (it moves interrupts every 10 s, undoing a manual
+    /// affinity). Written only when true, so results from before the
+    /// client rules read back and write again unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub irqbalance: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerFacts>,
     /// Sweep results given with `--results`.
@@ -327,6 +339,40 @@ pub struct NicFacts {
     /// Interrupt counts of the NIC's MSI vectors, when they can be read
     /// (`/sys/class/net/NIC/device/msi_irqs` joined with /proc/interrupts).
     pub irq_counts: Vec<u64>,
+    /// Its receive vectors (named rx/input), by irq number.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rx_irqs: Vec<IrqFacts>,
+}
+
+/// One receive interrupt of a NIC.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct IrqFacts {
+    pub irq: u32,
+    /// Its name in /proc/interrupts (`eth0-rx-0`, `virtio2-input.0`).
+    pub name: String,
+    /// (CPU, interrupts since boot).
+    pub per_cpu: Vec<(u32, u64)>,
+    /// `smp_affinity`: the hex mask of CPUs it may land on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smp_affinity: Option<String>,
+    /// `effective_affinity_list`: where the kernel delivers it now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effective: Option<Vec<u32>>,
+}
+
+/// One online CPU's frequency scaling.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct CpuFreqFacts {
+    pub cpu: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub governor: Option<String>,
+    /// Governors the driver offers.
+    pub available: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    /// Its policy (`policy0`): CPUs of one policy share one governor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]

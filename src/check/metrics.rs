@@ -4,8 +4,10 @@
 //! What a fleet wants to alert on, and nothing that changes every run: the
 //! active scheduler per disk and whether a boot rule keeps it (a scheduler
 //! that drifted after a reboot), each finding by id and severity, the last
-//! `checksum --record` result and its age per path, and an unfinished
-//! journal (a run that was killed and left host settings changed).
+//! `checksum --record` result and its age per path, the last `tune`'s
+//! before/after verdicts (each ratio with its interval and verdict, never
+//! alone), and an unfinished journal (a run that was killed and left host
+//! settings changed).
 //!
 //! Rendering reads nothing: what is not a result of the rules (the
 //! checksum records and the journal, innotune's own state) is read into
@@ -13,6 +15,7 @@
 
 use super::facts::Facts;
 use super::rules::Advice;
+use super::tune_record::TuneRecord;
 use crate::checksum::record::Record;
 use crate::export::prometheus::Metric;
 
@@ -28,6 +31,8 @@ pub struct State {
     pub journal_pending: bool,
     /// Host changes recorded in the journal (a running innotune has some).
     pub journal_entries: usize,
+    /// The last `innotune tune`'s verdicts, when one was recorded.
+    pub tune: Option<TuneRecord>,
 }
 
 impl State {
@@ -47,6 +52,7 @@ impl State {
             checksum_records: crate::checksum::record::load_all(),
             journal_pending,
             journal_entries,
+            tune: super::tune_record::load(),
         }
     }
 }
@@ -199,7 +205,82 @@ pub fn metrics(
             .with(&[], entries as f64),
         );
     }
+    out.extend(tune_metrics(state.tune.as_ref()));
     out
+}
+
+/// The last tune's before/after cells. A ratio and its interval bounds are
+/// three families with the same labels (so PromQL can join them), written
+/// only together and always with the verdict as a label: a cell without an
+/// interval exports its rounds and its verdict, never a bare ratio.
+fn tune_metrics(rec: Option<&TuneRecord>) -> Vec<Metric> {
+    use crate::stats::Effect;
+    let Some(rec) = rec else {
+        return Vec::new();
+    };
+    let mut last = Metric::gauge(
+        "innotune_tune_last_run_timestamp_seconds",
+        "When the last `innotune tune` finished (Unix time), by tuned path.",
+    );
+    let mut ratio = Metric::gauge(
+        "innotune_tune_cell_ratio",
+        "Last tune: after / before TPS ratio of a cell (Hodges-Lehmann), with its verdict; read with innotune_tune_cell_ci_low/high.",
+    );
+    let mut low = Metric::gauge(
+        "innotune_tune_cell_ci_low",
+        "Last tune: lower bound of the cell's after / before TPS interval (level in ci_level, percent).",
+    );
+    let mut high = Metric::gauge(
+        "innotune_tune_cell_ci_high",
+        "Last tune: upper bound of the cell's after / before TPS interval (level in ci_level, percent).",
+    );
+    let mut rounds = Metric::gauge(
+        "innotune_tune_cell_rounds",
+        "Last tune: rounds measured in a cell (one run on each side per round), with its verdict.",
+    );
+    let mut cells = Metric::gauge(
+        "innotune_tune_cells",
+        "Last tune: before/after cells per verdict (faster, slower, no_difference, too_few_rounds).",
+    );
+    last.sample(&[("path", rec.path.as_str())], rec.finished_unix as f64);
+    for c in &rec.cells {
+        let verdict = effect_label(c.verdict);
+        let threads = c.threads.to_string();
+        let base = [
+            ("workload", c.workload.as_str()),
+            ("threads", threads.as_str()),
+            ("verdict", verdict),
+        ];
+        rounds.sample(&base, f64::from(c.rounds));
+        if let Some((r, l, h)) = c.interval() {
+            let level = format!("{}", c.ci_level_pct);
+            let labels = [base[0], base[1], base[2], ("ci_level", level.as_str())];
+            ratio.sample(&labels, r);
+            low.sample(&labels, l);
+            high.sample(&labels, h);
+        }
+    }
+    for e in [
+        Effect::Faster,
+        Effect::Slower,
+        Effect::NoDifference,
+        Effect::TooFewRounds,
+    ] {
+        let n = rec.cells.iter().filter(|c| c.verdict == e).count();
+        cells.sample(&[("verdict", effect_label(e))], n as f64);
+    }
+    vec![last, ratio, low, high, rounds, cells]
+}
+
+/// The verdict as tune.json spells it (`no_difference`), a stable label.
+fn effect_label(e: crate::stats::Effect) -> &'static str {
+    use crate::stats::Effect;
+    match e {
+        Effect::Faster => "faster",
+        Effect::Slower => "slower",
+        Effect::NoDifference => "no_difference",
+        Effect::TooFewRounds => "too_few_rounds",
+    }
 }
 
 #[cfg(test)]
@@ -235,6 +316,34 @@ mod tests {
             }],
             journal_pending: true,
             journal_entries: 4,
+            tune: Some(TuneRecord {
+                path: "/data/db".into(),
+                finished_unix: 1_699_998_000,
+                cells: vec![
+                    crate::check::tune_record::CellRecord {
+                        workload: "oltp_read_only".into(),
+                        threads: 8,
+                        rounds: 9,
+                        ratio: Some(1.75),
+                        ci_low: Some(1.5),
+                        ci_high: Some(2.0),
+                        ci_level_pct: 95.0,
+                        verdict: crate::stats::Effect::Faster,
+                    },
+                    // No ratio (a side had a median of 0): its rounds and
+                    // verdict, and no bare ratio or half an interval.
+                    crate::check::tune_record::CellRecord {
+                        workload: "oltp_read_write".into(),
+                        threads: 8,
+                        rounds: 4,
+                        ratio: None,
+                        ci_low: Some(0.5),
+                        ci_high: None,
+                        ci_level_pct: 95.0,
+                        verdict: crate::stats::Effect::TooFewRounds,
+                    },
+                ],
+            }),
         };
         let text = crate::export::prometheus::render(&metrics(
             r.server.reached,
@@ -250,9 +359,24 @@ mod tests {
             "innotune_checksum_pages_checked{path=\"/data/db\"} 96\n",
             "innotune_journal_pending 1\n",
             "innotune_journal_entries 4\n",
+            "innotune_tune_last_run_timestamp_seconds{path=\"/data/db\"} 1699998000\n",
+            "innotune_tune_cell_ratio{ci_level=\"95\",threads=\"8\",verdict=\"faster\",workload=\"oltp_read_only\"} 1.75\n",
+            "innotune_tune_cell_ci_low{ci_level=\"95\",threads=\"8\",verdict=\"faster\",workload=\"oltp_read_only\"} 1.5\n",
+            "innotune_tune_cell_ci_high{ci_level=\"95\",threads=\"8\",verdict=\"faster\",workload=\"oltp_read_only\"} 2\n",
+            "innotune_tune_cell_rounds{threads=\"8\",verdict=\"too_few_rounds\",workload=\"oltp_read_write\"} 4\n",
+            "innotune_tune_cells{verdict=\"faster\"} 1\n",
+            "innotune_tune_cells{verdict=\"slower\"} 0\n",
+            "innotune_tune_cells{verdict=\"no_difference\"} 0\n",
+            "innotune_tune_cells{verdict=\"too_few_rounds\"} 1\n",
         ] {
             assert!(text.contains(line), "no {line:?} in\n{text}");
         }
+        assert!(!text.contains("oltp_read_write\",ci"), "{text}");
+        assert_eq!(
+            text.matches("workload=\"oltp_read_write\"").count(),
+            1,
+            "only its rounds: {text}"
+        );
         // And the rules' part: the planted fixture's scheduler finding.
         assert!(
             text.contains("innotune_finding{id=\"storage.scheduler"),

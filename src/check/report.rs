@@ -41,6 +41,26 @@ pub struct EmittedFile {
     pub validation: Option<Validation>,
 }
 
+/// Who runs the server (`check --provider`, or recognised).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct ProviderSummary {
+    /// `rds`, `aurora`, `azure`, `cloudsql` or `self`: the one used.
+    pub name: super::provider::Provider,
+    pub label: String,
+    /// What the server's variables say (absent without a server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detected: Option<super::provider::Provider>,
+    /// The telltale behind `detected`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    /// Given with --provider.
+    pub forced: bool,
+    /// Why the server's host was not read (--no-host-facts, a managed
+    /// provider, a capture); absent when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_not_visible: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct CheckReport {
     /// The checked path (host path).
@@ -56,6 +76,10 @@ pub struct CheckReport {
     /// Files written by `--emit`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub emitted: Vec<EmittedFile>,
+    /// Who runs the server (absent when no server was reached and no
+    /// --provider given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<ProviderSummary>,
     /// What the rules saw.
     pub facts: Facts,
     /// innotune's own state, for `--format prometheus` (not in the JSON).
@@ -128,6 +152,18 @@ impl crate::export::Report for CheckReport {
             _ => "not checked".into(),
         };
         kv.add("Server", srv);
+        if let Some(p) = &self.provider {
+            let mut line = p.label.clone();
+            match (&p.evidence, p.forced) {
+                (Some(e), false) => line.push_str(&format!(" (recognised: {e})")),
+                (_, true) => line.push_str(" (--provider)"),
+                _ => {}
+            }
+            kv.add("Provider", line);
+            if let Some(h) = &p.host_not_visible {
+                kv.add("Host facts", format!("not read: {h}"));
+            }
+        }
         let count = |s: Severity| {
             self.findings
                 .iter()
@@ -210,7 +246,7 @@ impl crate::export::Report for CheckReport {
                 let v = match &e.validation {
                     Some(v) if v.ok => Cell::text(format!("{}: ok", v.tool)).tone(Tone::Good),
                     Some(v) => Cell::text(format!("{}: {}", v.tool, v.detail)).tone(Tone::Bad),
-                    None => Cell::text("—").tone(Tone::Dim),
+                    None => Cell::text(super::validate::not_checked(&e.file.kind)).tone(Tone::Dim),
                 };
                 t.row(vec![
                     e.written.clone().into(),
@@ -245,20 +281,22 @@ impl crate::export::Report for CheckReport {
 /// checked by the real tool where one is installed.
 pub fn emit_to(host: &Host, dir: &Path, r: &CheckReport) -> anyhow::Result<Vec<EmittedFile>> {
     let files = super::emit::files(host, &r.facts, &r.findings);
-    std::fs::create_dir_all(dir).map_err(|e| {
-        Fix::new(
-            format!("cannot create --emit {}: {e}", dir.display()),
-            "give a directory you can write to",
-        )
-    })?;
+    let base = open_emit_dir(dir)?;
     let mut out = Vec::new();
     for f in files {
-        let rel = f.path.trim_start_matches('/');
+        let rel = Path::new(f.path.trim_start_matches('/'));
         let target = dir.join(rel);
-        if let Some(p) = target.parent() {
-            std::fs::create_dir_all(p)?;
-        }
-        match &f.symlink {
+        let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+            continue;
+        };
+        let (fd, _) = emit_subdir(&base, dir, parent)?;
+        // The file is written in the directory just opened (through its
+        // descriptor), so a link swapped in above it is never followed.
+        use std::os::fd::AsRawFd;
+        let at = Path::new("/proc/self/fd")
+            .join(fd.as_raw_fd().to_string())
+            .join(name);
+        let written = match &f.symlink {
             // An emitted link replaces the link an earlier --emit wrote,
             // never anything but a file or a link.
             Some(t) => {
@@ -266,15 +304,14 @@ pub fn emit_to(host: &Host, dir: &Path, r: &CheckReport) -> anyhow::Result<Vec<E
                     replace_symlink: true,
                     ..crate::durable::Options::SHARED
                 };
-                crate::durable::symlink(&target, Path::new(t), &opts).map_err(|e| {
-                    Fix::new(
-                        format!("cannot write --emit {}: {e}", target.display()),
-                        "remove it, or give --emit another directory",
-                    )
-                })?
+                crate::durable::symlink(&at, Path::new(t), &opts)
             }
-            None => crate::export::write_atomic(&target, f.content.as_bytes())?,
-        }
+            None => {
+                crate::durable::write(&at, f.content.as_bytes(), &crate::durable::Options::SHARED)
+            }
+        };
+        written.map_err(|e| emit_write_error(&target, e))?;
+        drop(fd);
         let validation = super::validate::check(host, &f);
         out.push(EmittedFile {
             written: target.display().to_string(),
@@ -283,4 +320,141 @@ pub fn emit_to(host: &Host, dir: &Path, r: &CheckReport) -> anyhow::Result<Vec<E
         });
     }
     Ok(out)
+}
+
+/// The `--emit` directory, created with its parents when absent (the
+/// user named it; it may itself be a link), opened as a directory.
+fn open_emit_dir(dir: &Path) -> anyhow::Result<std::os::fd::OwnedFd> {
+    use rustix::fs::{openat, Mode, OFlags, CWD};
+    std::fs::create_dir_all(dir).map_err(|e| emit_io_error(dir, "create", &e))?;
+    openat(
+        CWD,
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| emit_io_error(dir, "open", &e.into()))
+}
+
+/// `rel` under the `--emit` directory, each component created when absent
+/// and opened without following a link (`O_NOFOLLOW|O_DIRECTORY` from its
+/// parent's descriptor): a symbolic link anywhere below DIR (`DIR/etc ->
+/// /etc`) is refused, never written through.
+fn emit_subdir(
+    base: &std::os::fd::OwnedFd,
+    dir: &Path,
+    rel: &Path,
+) -> anyhow::Result<(std::os::fd::OwnedFd, std::path::PathBuf)> {
+    use rustix::fs::{mkdirat, openat, statat, AtFlags, FileType, Mode, OFlags};
+    use rustix::io::Errno;
+    let mut fd = base
+        .try_clone()
+        .map_err(|e| emit_io_error(dir, "open", &e))?;
+    let mut shown = dir.to_path_buf();
+    for c in rel.components() {
+        let std::path::Component::Normal(name) = c else {
+            continue;
+        };
+        shown.push(name);
+        match mkdirat(&fd, name, Mode::from_raw_mode(0o755)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err(emit_io_error(&shown, "create", &e.into())),
+        }
+        let next = openat(
+            &fd,
+            name,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        );
+        fd = match next {
+            Ok(n) => n,
+            Err(e @ (Errno::LOOP | Errno::NOTDIR)) => {
+                let what = match statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
+                        "a symbolic link"
+                    }
+                    Ok(_) => "not a directory",
+                    Err(_) => return Err(emit_io_error(&shown, "open", &e.into())),
+                };
+                return Err(Fix::new(
+                    format!(
+                        "--emit {}: {} is {what}; innotune writes only inside the directory, never through a link",
+                        dir.display(),
+                        shown.display()
+                    ),
+                    format!(
+                        "remove {} (or give --emit a new directory)",
+                        shown.display()
+                    ),
+                )
+                .into());
+            }
+            Err(e) => return Err(emit_io_error(&shown, "open", &e.into())),
+        };
+    }
+    Ok((fd, shown))
+}
+
+/// One line naming the path, what failed and how to get past it (an
+/// immutable or read-only directory said only "Operation not permitted").
+/// The error's own text is its errno's (a temporary file's error would
+/// name the descriptor path it was made through).
+fn emit_io_error(path: &Path, doing: &str, e: &std::io::Error) -> anyhow::Error {
+    let errno = errno_of(e);
+    let msg = match errno {
+        Some(n) => std::io::Error::from_raw_os_error(n).to_string(),
+        None => e.to_string(),
+    };
+    let fix = match errno {
+        Some(libc::EPERM) => format!(
+            "{} or the directory it is in may be immutable (lsattr -d; chattr -i), or give --emit another directory",
+            path.display()
+        ),
+        Some(libc::EROFS) => {
+            "the filesystem is read-only: give --emit a directory on a writable one".to_string()
+        }
+        Some(libc::ENOSPC | libc::EDQUOT) => {
+            "free space on its filesystem, or give --emit a directory on another".to_string()
+        }
+        _ => "give --emit a directory you can write to".to_string(),
+    };
+    Fix::new(
+        format!("cannot {doing} --emit {}: {msg}", path.display()),
+        fix,
+    )
+    .into()
+}
+
+/// The errno under `e`, also when it is wrapped (tempfile's path errors).
+fn errno_of(e: &std::io::Error) -> Option<i32> {
+    if let Some(n) = e.raw_os_error() {
+        return Some(n);
+    }
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = e.get_ref().map(|r| r as _);
+    while let Some(c) = cur {
+        if let Some(n) = c
+            .downcast_ref::<std::io::Error>()
+            .and_then(|i| i.raw_os_error())
+        {
+            return Some(n);
+        }
+        cur = c.source();
+    }
+    None
+}
+
+/// A failed write of an emitted file, naming the file (not the descriptor
+/// path it was written through).
+pub(crate) fn emit_write_error(target: &Path, e: crate::durable::Error) -> anyhow::Error {
+    match e {
+        crate::durable::Error::NotRegular { what, .. } => Fix::new(
+            format!(
+                "{} is {what}, not a regular file; innotune writes only regular files",
+                target.display()
+            ),
+            "remove it, or give --emit another directory",
+        )
+        .into(),
+        crate::durable::Error::Io(e) => emit_io_error(target, "write", &e),
+    }
 }

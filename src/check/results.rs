@@ -1,4 +1,4 @@
-//! `--results FILE…`: sweep and bench results (JSON envelope v2, or v1)
+//! `--results FILE…`: sweep and bench results (JSON envelope v2)
 //! turned into facts. Only what was measured on this host's stack counts:
 //! a sweep must have switched a device under PATH, a bench must have run
 //! on PATH's filesystem; anything else is set aside with a note.
@@ -10,27 +10,30 @@ use anyhow::Result;
 use serde_json::Value;
 use std::path::Path;
 
+const PRODUCE: &str = "give the file written by innotune sweep/bench --format json";
+
+/// A `--results` file: a regular file (a FIFO or device is refused, never
+/// read), no larger than any result innotune writes.
+const RESULTS: crate::input::Input = crate::input::Input {
+    what: "--results",
+    fix: PRODUCE,
+    max: Some(crate::export::json::MAX_RESULT),
+};
+
 /// Read each file and add what applies to `facts`; returns notes.
 pub fn load(host: &Host, files: &[std::path::PathBuf], facts: &mut Facts) -> Result<Vec<String>> {
     let mut notes = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(f).map_err(|e| {
-            Fix::new(
-                format!("cannot read --results {}: {e}", f.display()),
-                "give the JSON file written by innotune sweep/bench --format json",
-            )
-        })?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| {
+        let bytes = RESULTS.read(f)?;
+        let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
             Fix::new(
                 format!("--results {} is not JSON: {e}", f.display()),
-                "give the file written by innotune sweep/bench --format json",
+                PRODUCE,
             )
         })?;
-        let cmd = v["schema"]
-            .as_str()
-            .and_then(|s| s.split('/').next())
-            .or_else(|| v["command"].as_str())
-            .unwrap_or("");
+        // The envelope checked as `report` checks it: another schema
+        // version is refused, never read as if it were this one.
+        let cmd = crate::export::json::result_command(&v, f, PRODUCE)?;
         let name = f.display().to_string();
         match cmd {
             "sweep" => match sweep(&v["result"], &name) {
@@ -68,7 +71,7 @@ pub fn load(host: &Host, files: &[std::path::PathBuf], facts: &mut Facts) -> Res
             },
             other => {
                 return Err(Fix::new(
-                    format!("--results {name} is a {:?} result", if other.is_empty() { "non-innotune" } else { other }),
+                    format!("--results {name} is a {other:?} result"),
                     "give results of innotune sweep or innotune bench (--format json)",
                 )
                 .into())

@@ -19,14 +19,7 @@ pub fn names_a_server(c: &ConnArgs) -> bool {
 
 /// The endpoint of a resolved spec, for journaled changes (no password).
 pub fn endpoint(spec: &ConnSpec, args: &ConnArgs) -> ServerEndpoint {
-    ServerEndpoint {
-        socket: spec.socket.as_ref().map(|s| s.display().to_string()),
-        host: spec.socket.is_none().then(|| spec.host.clone()),
-        port: spec.socket.is_none().then_some(spec.port),
-        user: spec.user.clone(),
-        defaults_file: args.defaults_file.as_ref().map(|p| p.display().to_string()),
-        no_defaults: args.no_defaults,
-    }
+    spec.server_endpoint(args)
 }
 
 fn status(conn: &mut mysql::Conn) -> Result<BTreeMap<String, u64>> {

@@ -13,10 +13,17 @@ use std::path::Path;
 /// than 100 classes can each have 1 %.
 pub const KEEP: usize = 100;
 
-/// Digest `file` (a path, a `.gz`, or `-` for stdin) on every core.
-pub fn load(file: &Path) -> Result<SlowlogFacts> {
+/// Digest `file` (a path, a `.gz`, or `-` for stdin) on every core; no
+/// entry longer than `max_entry` bytes (`--slowlog-max-entry-size`). A
+/// gzip file cut short is digested up to the cut, with a note.
+pub fn load(file: &Path, max_entry: u64, notes: &mut Vec<String>) -> Result<SlowlogFacts> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let read = crate::slowlog::input::read(file, threads, &Filter::default())?;
+    let limit = crate::slowlog::input::Limit {
+        bytes: max_entry,
+        flag: "--slowlog-max-entry-size",
+    };
+    let read = crate::slowlog::input::read(file, threads, &Filter::default(), limit)?;
+    notes.extend(read.stopped);
     let totals = read.agg.totals;
     let mut classes = read.agg.classes;
     // Ties by fingerprint, so the facts are the same on every run.

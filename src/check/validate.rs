@@ -98,28 +98,37 @@ pub fn check(host: &Host, e: &Emitted) -> Option<Validation> {
         }
         "tmpfiles" => {
             which::which("systemd-tmpfiles").ok()?;
-            let thp = dir.path().join("root/sys/kernel/mm/transparent_hugepage");
-            std::fs::create_dir_all(&thp).ok()?;
-            std::fs::write(thp.join("enabled"), "").ok()?;
+            // Every `w PATH - - - - VALUE` line: its file (a glob's `*` as
+            // `0`) made empty in a scratch root, then written by the tool.
+            let root = dir.path().join("root");
+            let wanted: Vec<(std::path::PathBuf, String)> = e
+                .content
+                .lines()
+                .filter(|l| l.starts_with("w "))
+                .filter_map(|l| {
+                    let w: Vec<&str> = l.split_whitespace().collect();
+                    let p = w.get(1)?.trim_start_matches('/').replace('*', "0");
+                    Some((root.join(p), w.get(6)?.to_string()))
+                })
+                .collect();
+            for (p, _) in &wanted {
+                std::fs::create_dir_all(p.parent()?).ok()?;
+                std::fs::write(p, "").ok()?;
+            }
             let f = dir.path().join("innotune.conf");
             std::fs::write(&f, &e.content).ok()?;
             let out = Command::new("systemd-tmpfiles")
-                .arg(format!("--root={}", dir.path().join("root").display()))
+                .arg(format!("--root={}", root.display()))
                 .arg("--create")
                 .arg(&f)
                 .output()
                 .ok()?;
-            let written = std::fs::read_to_string(thp.join("enabled")).unwrap_or_default();
-            let want = e
-                .content
-                .lines()
-                .filter(|l| l.starts_with("w "))
-                .filter_map(|l| l.split_whitespace().nth(6))
-                .next_back()
-                .unwrap_or("");
+            let all_written = wanted
+                .iter()
+                .all(|(p, want)| std::fs::read_to_string(p).unwrap_or_default().trim() == want);
             Some(Validation {
                 tool: "systemd-tmpfiles --root=SCRATCH --create".into(),
-                ok: out.status.success() && written.trim() == want,
+                ok: out.status.success() && !wanted.is_empty() && all_written,
                 detail: String::from_utf8_lossy(&out.stderr)
                     .trim()
                     .replace('\n', " | "),
@@ -144,6 +153,45 @@ pub fn check(host: &Host, e: &Emitted) -> Option<Validation> {
                 },
             })
         }
+        "udev" => {
+            // `udevadm verify` (systemd 254+) parses rules files offline;
+            // older udevadm can only run rules against a device.
+            let ok = Command::new("udevadm")
+                .args(["verify", "--help"])
+                .output()
+                .ok()?
+                .status
+                .success();
+            if !ok {
+                return None;
+            }
+            let f = dir.path().join("60-innotune.rules");
+            std::fs::write(&f, &e.content).ok()?;
+            let out = Command::new("udevadm")
+                .args(["verify", "--resolve-names=never"])
+                .arg(&f)
+                .output()
+                .ok()?;
+            Some(Validation {
+                tool: "udevadm verify".into(),
+                ok: out.status.success(),
+                detail: String::from_utf8_lossy(&out.stderr)
+                    .trim()
+                    .replace('\n', " | "),
+            })
+        }
         _ => None,
+    }
+}
+
+/// Why a file of `kind` carries no [`Validation`] (what `check`'s
+/// "checked by" column says instead of a blank).
+pub fn not_checked(kind: &str) -> &'static str {
+    match kind {
+        "udev" => "not checked: only udevadm 254+ checks rules offline (udevadm verify)",
+        "fstab" => "not checked: a line to add by hand, innotune never edits /etc/fstab",
+        "systemd_unit_link" => "not checked: a symlink enabling the unit",
+        "mysqld_dropin" => "not checked: no mariadbd or mysqld installed",
+        _ => "not checked: the tool is not installed",
     }
 }

@@ -24,8 +24,8 @@ use crate::error::Fix;
 use crate::host::Host;
 use anyhow::Result;
 use page::{Algo, Layout};
-use report::{BadPage, ChecksumReport, FileReport, Totals};
-use std::collections::{BTreeMap, HashSet};
+use report::{BadPage, ChecksumReport, FileReport, Holder, Totals};
+use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -56,6 +56,8 @@ struct Ready {
     first: u64,
     end: u64,
     lock_refused: bool,
+    /// The pid of the write lock's holder, when the kernel names it.
+    lock_pid: Option<u32>,
     base: u64,
 }
 
@@ -87,10 +89,10 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
     let mut target_file = Vec::with_capacity(found.len());
     let mut reports = Vec::with_capacity(found.len());
     for f in &found {
-        let shown = f.path.display().to_string();
+        let shown = crate::output::path(&f.path);
         let ready = match &f.error {
             Some(e) => Err(e.clone()),
-            None => prepare(&f.path, &range, range_flag),
+            None => prepare(&f.path, &range, range_flag, args.algorithm),
         };
         let r = match ready {
             Ok(r) => r,
@@ -99,21 +101,32 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
                 continue;
             }
         };
-        let live = r.lock_refused
-            || std::fs::canonicalize(&f.path)
-                .map(|c| live_paths.contains(&c))
-                .unwrap_or(false);
-        if live {
-            // Said before the scan: the user should know the answer is about a moving target.
-            crate::output::warn(format!(
-                "{}: a server is running on this file; mismatching pages are re-read {} times {} ms apart before being reported",
-                f.path.display(),
-                reader::LIVE_REREADS,
-                reader::LIVE_REREAD_DELAY.as_millis()
-            ));
-        }
+        // Who holds the file: a server that has it open (per /proc), or
+        // whichever process holds the write lock that refused ours.
+        let open_by = std::fs::canonicalize(&f.path)
+            .ok()
+            .and_then(|c| live_paths.get(&c).copied());
+        let holder = match (open_by, r.lock_refused) {
+            (Some(pid), _) => Some(Holder {
+                how: "open".into(),
+                pid: Some(pid),
+                command: crate::model::process::comm(host, pid).ok(),
+            }),
+            (None, true) => Some(Holder {
+                how: "lock".into(),
+                pid: r.lock_pid,
+                command: r
+                    .lock_pid
+                    .and_then(|p| crate::model::process::comm(host, p).ok()),
+            }),
+            (None, false) => None,
+        };
+        let live = holder.is_some();
         target_file.push(reports.len());
-        reports.push(FileReport::new(shown, &r.layout, r.pages));
+        let mut fr = FileReport::new(shown, &r.layout, r.pages);
+        fr.live_server = holder.as_ref().is_some_and(Holder::is_server);
+        fr.held_by = holder;
+        reports.push(fr);
         targets.push(reader::Target {
             path: f.path.clone(),
             layout: r.layout,
@@ -128,6 +141,16 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         .map(|t| (t.end - t.first) * t.layout.physical as u64)
         .sum();
     let bar = crate::output::progress::bytes_bar(total);
+    // Said once, on the page (a note per held file, with what re-reads
+    // recovered); while the scan runs, the bar says it on a terminal.
+    let held = targets.iter().filter(|t| t.live).count();
+    if held > 0 {
+        bar.set_message(format!(
+            "{held} file(s) held by another process: mismatching pages are re-read {} times {} ms apart",
+            reader::LIVE_REREADS,
+            reader::LIVE_REREAD_DELAY.as_millis()
+        ));
+    }
     let started = Instant::now();
     let opts = reader::Options {
         threads,
@@ -178,7 +201,14 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
         fr.skipped.page_compressed = c.page_compressed;
         fr.skipped.free = c.free;
         fr.bad = c.bad;
-        fr.live_server = targets[i].live || lock_refused[i];
+        if lock_refused[i] && fr.held_by.is_none() {
+            // A write lock taken after the checks before the scan.
+            fr.held_by = Some(Holder {
+                how: "lock".into(),
+                pid: None,
+                command: None,
+            });
+        }
         fr.recovered_on_reread = c.recovered_on_reread;
         if args.page_type_summary {
             let mut m = BTreeMap::new();
@@ -233,21 +263,29 @@ pub fn check(args: &cli::ChecksumArgs, host: &Host) -> Result<ChecksumReport> {
 
 /// Geometry, page count and page range of one file, or why it cannot be
 /// checked (one line, without the "fix:" of a usage error: the run goes on).
-fn prepare(path: &Path, range: &scan::PageRange, flag: &str) -> Result<Ready, String> {
-    let (layout, pages, lock_refused, base) = match system_continuation(path)? {
+fn prepare(
+    path: &Path,
+    range: &scan::PageRange,
+    flag: &str,
+    mode: page::Mode,
+) -> Result<Ready, String> {
+    let (layout, pages, lock, base) = match system_continuation(path)? {
         Some((layout, base)) => {
-            let (pages, lock_refused) = inspect_continuation(path, &layout)?;
-            (layout, pages, lock_refused, base)
+            let (pages, lock) = inspect_continuation(path, &layout)?;
+            (layout, pages, lock, base)
         }
         None => {
-            let (layout, pages, lock_refused) = inspect(path)?;
-            (layout, pages, lock_refused, 0)
+            let (layout, pages, lock) = inspect(path)?;
+            (layout, pages, lock, 0)
         }
     };
+    if let Some(why) = layout.refuses(mode) {
+        return Err(format!("{}: {why}", crate::output::path(path)));
+    }
     if range.start >= pages {
         return Err(format!(
             "{}: {flag} {} is past the end: the file has {pages} pages (0–{})",
-            path.display(),
+            crate::output::path(path),
             range.start,
             pages.saturating_sub(1)
         ));
@@ -258,7 +296,8 @@ fn prepare(path: &Path, range: &scan::PageRange, flag: &str) -> Result<Ready, St
         pages,
         first,
         end,
-        lock_refused,
+        lock_refused: lock.is_some(),
+        lock_pid: lock.flatten(),
         base,
     })
 }
@@ -279,33 +318,52 @@ fn page_range(args: &cli::ChecksumArgs) -> Result<scan::PageRange> {
     Ok(scan::PageRange { start, end })
 }
 
+/// A write lock that refused our shared one: `Some(pid)` when the kernel
+/// names its holder.
+type Lock = Option<Option<u32>>;
+
 /// Open read-only, refusing anything but a regular file (a FIFO or device
 /// named `x.ibd` would block or read forever), and take the shared lock.
-fn open_checked(path: &Path) -> Result<(std::fs::File, bool, u64), String> {
+fn open_checked(path: &Path) -> Result<(std::fs::File, Lock, u64), String> {
     let (f, _) = reader::open_readonly(path, false)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        .map_err(|e| format!("cannot open {}: {e}", crate::output::path(path)))?;
     let md = f
         .metadata()
-        .map_err(|e| format!("cannot inspect {}: {e}", path.display()))?;
+        .map_err(|e| format!("cannot inspect {}: {e}", crate::output::path(path)))?;
     if !md.is_file() {
         return Err(format!(
             "{} is {}, not a tablespace file",
-            path.display(),
+            crate::output::path(path),
             scan::kind_of(&md.file_type())
         ));
     }
-    let lock_refused = !reader::shared_lock(&f);
-    Ok((f, lock_refused, md.len()))
+    let lock = (!reader::shared_lock(&f)).then(|| reader::write_lock_holder(&f));
+    Ok((f, lock, md.len()))
 }
 
 /// Geometry and page count of one file, from page 0; and whether a writer
 /// (a server) refused our shared lock.
-fn inspect(path: &Path) -> Result<(Layout, u64, bool), String> {
-    let (f, lock_refused, size) = open_checked(path)?;
+fn inspect(path: &Path) -> Result<(Layout, u64, Lock), String> {
+    let (f, lock, size) = open_checked(path)?;
     let mut head = vec![0u8; size.min(65536) as usize];
     f.read_exact_at(&mut head, 0)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let not_innodb = |why: String| format!("{}: not an InnoDB tablespace: {why}", path.display());
+        .map_err(|e| format!("cannot read {}: {e}", crate::output::path(path)))?;
+    let not_innodb = |why: String| {
+        format!(
+            "{}: not an InnoDB tablespace: {why}",
+            crate::output::path(path)
+        )
+    };
+    // Its FIL and FSP headers (the first 1024 bytes, the smallest page)
+    // all zeros.
+    if head.len() >= page::MIN_PAGE && head[..page::MIN_PAGE].iter().all(|b| *b == 0) {
+        // A table just created: the server has extended the file but not
+        // yet written page 0 back (it does at the next checkpoint).
+        return Err(format!(
+            "{}: page 0 is all zeros: a tablespace just created whose first page the server has not flushed yet, or not a tablespace; check it again after the server flushes it (FLUSH TABLES t FOR EXPORT, or wait for the next checkpoint)",
+            crate::output::path(path)
+        ));
+    }
     if let Some(why) = page::not_page0(&head) {
         return Err(not_innodb(why));
     }
@@ -314,7 +372,7 @@ fn inspect(path: &Path) -> Result<(Layout, u64, bool), String> {
     if head.len() >= layout.physical {
         layout.detect_encryption(&head[..layout.physical]);
     }
-    Ok((layout, size / layout.physical as u64, lock_refused))
+    Ok((layout, size / layout.physical as u64, lock))
 }
 
 /// `ibdata2`, `ibdata3`…: later files of a multi-file system tablespace
@@ -341,8 +399,8 @@ fn system_continuation(path: &Path) -> Result<Option<(Layout, u64)>, String> {
     if !first.exists() {
         return Err(format!(
             "{}: continues the system tablespace, but {} is missing",
-            path.display(),
-            first.display()
+            crate::output::path(path),
+            crate::output::path(&first)
         ));
     }
     let (layout, _, _) = inspect(&first)?;
@@ -353,8 +411,8 @@ fn system_continuation(path: &Path) -> Result<Option<(Layout, u64)>, String> {
             .map_err(|e| {
                 format!(
                     "{}: needs {} to number its pages: {e}",
-                    path.display(),
-                    prev.display()
+                    crate::output::path(path),
+                    crate::output::path(&prev)
                 )
             })?
             .len();
@@ -369,28 +427,29 @@ fn whole_pages(path: &Path, size: u64, physical: usize) -> Result<(), String> {
     if size % physical as u64 != 0 {
         return Err(format!(
             "{}: size {size} is not a multiple of its page size {physical} (truncated or partly copied file; restore or re-copy it)",
-            path.display(),
+            crate::output::path(path),
         ));
     }
     Ok(())
 }
 
-fn inspect_continuation(path: &Path, layout: &Layout) -> Result<(u64, bool), String> {
-    let (_f, lock_refused, size) = open_checked(path)?;
+fn inspect_continuation(path: &Path, layout: &Layout) -> Result<(u64, Lock), String> {
+    let (_f, lock, size) = open_checked(path)?;
     whole_pages(path, size, layout.physical)?;
-    Ok((size / layout.physical as u64, lock_refused))
+    Ok((size / layout.physical as u64, lock))
 }
 
-/// Files that a running mysqld/mariadbd has open, read from /proc through the
-/// host (so fixture trees can replay it). Best effort: unreadable /proc
-/// entries are ignored (the fcntl lock is the other detector).
-pub fn server_open_files(host: &Host) -> HashSet<PathBuf> {
-    let mut out = HashSet::new();
+/// Files that a running mysqld/mariadbd has open, and its pid, read from
+/// /proc through the host (so fixture trees can replay it). Best effort:
+/// unreadable /proc entries are ignored (the fcntl lock is the other
+/// detector).
+pub fn server_open_files(host: &Host) -> HashMap<PathBuf, u32> {
+    let mut out = HashMap::new();
     for pid in crate::model::process::server_pids(host) {
         let fd_dir = format!("/proc/{pid}/fd");
         for fd in host.list(&fd_dir).unwrap_or_default() {
             if let Ok(target) = host.resolve(format!("{fd_dir}/{fd}")) {
-                out.insert(host.path(&target));
+                out.entry(host.path(&target)).or_insert(pid);
             }
         }
     }

@@ -183,6 +183,24 @@ pub fn shared_lock(f: &File) -> bool {
     unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLK, &fl) == 0 }
 }
 
+/// The pid of the process whose write lock refused [`shared_lock`], when
+/// the kernel names one (`F_GETLK`; an open-file-description lock has no
+/// pid, and the holder may have let go since: `None`).
+pub fn write_lock_holder(f: &File) -> Option<u32> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock is plain data; fcntl fills it.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_RDLCK as _;
+    fl.l_whence = libc::SEEK_SET as _;
+    // SAFETY: valid fd and pointer.
+    if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETLK, &mut fl) } != 0
+        || fl.l_type == libc::F_UNLCK as libc::c_short
+    {
+        return None;
+    }
+    u32::try_from(fl.l_pid).ok().filter(|p| *p > 0)
+}
+
 /// Fill `buf` from `off`, looping over short reads; returns bytes read (less
 /// than `buf.len()` only at end of file).
 pub(super) fn read_full(f: &File, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
@@ -284,7 +302,7 @@ pub(super) fn prefetch(
             Err(e) => {
                 let _ = tx.send(Msg::Error {
                     shard: si,
-                    msg: format!("cannot open {}: {e}", t.path.display()),
+                    msg: format!("cannot open {}: {e}", crate::output::path(&t.path)),
                 });
                 continue;
             }
@@ -370,13 +388,13 @@ pub(super) fn prefetch(
                         shard: si,
                         msg: format!(
                             "{}: file shrank while reading (got {} bytes at page {p}, expected {want})",
-                            t.path.display(),
+                            crate::output::path(&t.path),
                             got
                         ),
                     },
                     Err(e) => Msg::Error {
                         shard: si,
-                        msg: format!("{}: read error at page {p}: {e}", t.path.display()),
+                        msg: format!("{}: read error at page {p}: {e}", crate::output::path(&t.path)),
                     },
                 };
                 stop = matches!(msg, Msg::Error { .. });

@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 /// What is kept of one run, per path given on the command line.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Record {
-    /// The path as checked (canonical).
+    /// The path as checked (canonical), as [`crate::output::path`] writes
+    /// it: a byte that is not UTF-8 is `\xNN`, a backslash `\\`, so two
+    /// paths never share a record or a label.
     pub path: String,
     /// When the run finished, Unix seconds.
     pub finished_unix: u64,
@@ -63,14 +65,18 @@ pub fn save(paths: &[PathBuf], report: &ChecksumReport) -> Result<()> {
         .map_or(0, |t| t.as_secs());
     for p in paths {
         let canonical = fs::canonicalize(p).unwrap_or_else(|_| p.clone());
-        let path = canonical.to_string_lossy().into_owned();
-        // This argument's own files (a run may name several paths).
+        let path = crate::output::path(&canonical);
+        // This argument's own files (a run may name several paths). Report
+        // paths are written by `output::path`, which escapes byte by byte
+        // and never writes a `/`, so a file under `p` has a written path
+        // under `p`'s written path, component by component.
+        let given = crate::output::path(p);
         let mine: Vec<_> = report
             .files
             .iter()
             .filter(|f| {
                 let fp = Path::new(&f.path);
-                fp.starts_with(p) || fp.starts_with(&canonical)
+                fp.starts_with(&given) || fp.starts_with(&path)
             })
             .collect();
         let files_with_errors = mine.iter().filter(|f| f.error.is_some()).count() as u64;
@@ -118,6 +124,9 @@ pub fn save(paths: &[PathBuf], report: &ChecksumReport) -> Result<()> {
     Ok(())
 }
 
+/// A record is a few hundred bytes; anything far larger is not one.
+const MAX_RECORD_BYTES: u64 = 1 << 20;
+
 /// Every kept record, by path; unreadable, foreign or malformed files are
 /// skipped (the exporter must not fail because of one).
 pub fn load_all() -> Vec<Record> {
@@ -125,8 +134,6 @@ pub fn load_all() -> Vec<Record> {
 }
 
 fn load_from(d: &Path) -> Vec<Record> {
-    use std::os::unix::fs::MetadataExt;
-    let me = unsafe { libc::geteuid() };
     let mut out = Vec::new();
     let Ok(rd) = fs::read_dir(d) else {
         return out;
@@ -136,13 +143,7 @@ fn load_from(d: &Path) -> Vec<Record> {
         if p.extension().and_then(|x| x.to_str()) != Some("json") {
             continue;
         }
-        let Ok(md) = fs::symlink_metadata(&p) else {
-            continue;
-        };
-        if !md.file_type().is_file() || md.uid() != me {
-            continue;
-        }
-        if let Ok(bytes) = fs::read(&p) {
+        if let Some(bytes) = crate::durable::read_own(&p, MAX_RECORD_BYTES) {
             if let Ok(r) = serde_json::from_slice::<Record>(&bytes) {
                 out.push(r);
             }

@@ -70,7 +70,15 @@ fn files_table(r: &ChecksumReport) -> Table {
             Cell::num(g.page_size_bytes as f64 / 1024.0, page),
             n(g.pages_in_file),
             n(f.pages_checked),
-            Cell::num(valid as f64, format!("{valid} ({})", algos.join(" "))),
+            // The algorithms only when there is something to break down.
+            Cell::num(
+                valid as f64,
+                if algos.is_empty() {
+                    valid.to_string()
+                } else {
+                    format!("{valid} ({})", algos.join(" "))
+                },
+            ),
             n(f.empty),
             n(skipped),
             n(f.bad).tone(if f.bad > 0 { Tone::Bad } else { Tone::Plain }),
@@ -90,11 +98,14 @@ impl crate::export::Report for ChecksumReport {
         }
         d.table(files_table(self));
         for f in &self.files {
-            if f.live_server {
-                d.note(Tone::Warn, format!(
-                    "{}: a server has this file open; mismatching pages were re-read before being reported ({} recovered)",
-                    f.path, f.recovered_on_reread
-                ));
+            if let Some(h) = &f.held_by {
+                d.note(
+                    Tone::Warn,
+                    format!(
+                    "{}: {} while it was checked; mismatching pages were re-read before being reported ({} recovered)",
+                    f.path, h.sentence(), f.recovered_on_reread
+                ),
+                );
             }
             if f.skipped.encrypted > 0 {
                 d.note(

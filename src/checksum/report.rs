@@ -68,8 +68,13 @@ pub struct FileReport {
     pub empty: u64,
     pub skipped: Skipped,
     pub bad: u64,
-    /// A server holds this file (refused lock or open in mysqld/mariadbd).
+    /// A mysqld/mariadbd holds this file ([`FileReport::held_by`] names it).
     pub live_server: bool,
+    /// Another process had the file open (a server, per /proc) or held a
+    /// write lock on it while it was checked: mismatching pages were
+    /// re-read before being reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<Holder>,
     /// Pages that mismatched once but verified on re-read (live server only).
     pub recovered_on_reread: u64,
     /// Page counts by type; only with --page-type-summary.
@@ -78,6 +83,48 @@ pub struct FileReport {
     /// Why this file could not be (fully) checked (exit 2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// Who held a file while it was checked.
+#[derive(Debug, Serialize, serde::Deserialize, Clone, PartialEq)]
+pub struct Holder {
+    /// `open` (a mysqld/mariadbd has it open, per /proc) or `lock`
+    /// (a write lock refused innotune's shared read lock).
+    pub how: Cow<'static, str>,
+    /// Its pid, when known (the kernel names no pid for an
+    /// open-file-description lock, nor once the holder let go).
+    pub pid: Option<u32>,
+    /// Its command name (`/proc/PID/comm`), when known.
+    pub command: Option<String>,
+}
+
+impl Holder {
+    /// Is the holder a MySQL/MariaDB server?
+    pub fn is_server(&self) -> bool {
+        self.command
+            .as_deref()
+            .is_some_and(|c| crate::model::process::SERVER_COMMS.contains(&c))
+    }
+
+    /// What holds the file, as the start of a sentence about it:
+    /// "mariadbd (pid 812) has this file open", "process 4242 (cp) holds a
+    /// write lock on this file", "another process holds a write lock on
+    /// this file".
+    pub fn sentence(&self) -> String {
+        let who = match (&self.command, self.pid) {
+            (Some(c), Some(p)) if self.is_server() => {
+                format!("{} (pid {p})", crate::output::escape(c))
+            }
+            (Some(c), Some(p)) => format!("process {p} ({})", crate::output::escape(c)),
+            (None, Some(p)) => format!("process {p}"),
+            _ => "another process".to_string(),
+        };
+        if self.how == "open" {
+            format!("{who} has this file open")
+        } else {
+            format!("{who} holds a write lock on this file")
+        }
+    }
 }
 
 #[derive(Debug, Serialize, serde::Deserialize, Default, Clone)]
@@ -128,6 +175,7 @@ impl FileReport {
             skipped: Skipped::default(),
             bad: 0,
             live_server: false,
+            held_by: None,
             recovered_on_reread: 0,
             page_types: None,
             error,

@@ -424,7 +424,10 @@ impl<'a> Reader<'a> {
                     });
                 }
                 Err(e) => {
-                    self.fail(si, format!("cannot open {}: {e}", t.path.display()));
+                    self.fail(
+                        si,
+                        format!("cannot open {}: {e}", crate::output::path(&t.path)),
+                    );
                     return None;
                 }
             }
@@ -518,14 +521,17 @@ impl<'a> Reader<'a> {
                 self.ring.free.push(f.buf);
                 let msg = format!(
                     "{}: file shrank while reading (got {n} bytes at page {p}, expected {})",
-                    t.path.display(),
+                    crate::output::path(&t.path),
                     f.want
                 );
                 self.fail(f.shard, msg);
             }
             Err(e) => {
                 self.ring.free.push(f.buf);
-                let msg = format!("{}: read error at page {p}: {e}", t.path.display());
+                let msg = format!(
+                    "{}: read error at page {p}: {e}",
+                    crate::output::path(&t.path)
+                );
                 self.fail(f.shard, msg);
             }
         }

@@ -55,7 +55,7 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Found>> {
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| {
             Fix::new(
-                format!("cannot read {}: {e}", p.display()),
+                format!("cannot read {}: {e}", crate::output::path(p)),
                 "check the path and that you may read it (run as the mysql user or root)",
             )
         })?;
@@ -66,7 +66,7 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Found>> {
                 return Err(Fix::new(
                     format!(
                         "no InnoDB tablespaces (*.ibd, ibdata*, undo*) under {}",
-                        p.display()
+                        crate::output::path(p)
                     ),
                     "give the datadir or the tablespace files themselves",
                 )
@@ -81,7 +81,7 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Found>> {
             return Err(Fix::new(
                 format!(
                     "{} is {}, not a tablespace file",
-                    p.display(),
+                    crate::output::path(p),
                     kind_of(&meta.file_type())
                 ),
                 "give regular tablespace files (*.ibd, ibdata*, undo*) or a datadir",
@@ -101,7 +101,7 @@ fn walk(dir: &Path, out: &mut Vec<Found>, seen: &mut HashSet<(u64, u64)>) -> Res
     }
     let rd = std::fs::read_dir(dir).map_err(|e| {
         Fix::new(
-            format!("cannot list {}: {e}", dir.display()),
+            format!("cannot list {}: {e}", crate::output::path(dir)),
             "check permissions on the directory",
         )
     })?;
@@ -118,7 +118,7 @@ fn walk(dir: &Path, out: &mut Vec<Found>, seen: &mut HashSet<(u64, u64)>) -> Res
                     out.push(Found {
                         error: Some(format!(
                             "{} is a symbolic link to nothing readable: {err}",
-                            path.display()
+                            crate::output::path(&path)
                         )),
                         path,
                     });
@@ -133,7 +133,7 @@ fn walk(dir: &Path, out: &mut Vec<Found>, seen: &mut HashSet<(u64, u64)>) -> Res
             let error = (!ft.is_file()).then(|| {
                 format!(
                     "{} is {}, not a tablespace file",
-                    path.display(),
+                    crate::output::path(&path),
                     kind_of(&ft)
                 )
             });

@@ -159,7 +159,7 @@ pub struct ConnSpec {
 
 /// Where the server was reached; stored in journaled changes so `restore`
 /// can reconnect (credentials come from option files then, never stored).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ServerEndpoint {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub socket: Option<String>,
@@ -422,6 +422,19 @@ impl ConnSpec {
         self
     }
 
+    /// Where this spec reaches the server, for journaled changes (no
+    /// password): `args` gives the option file to read again on undo.
+    pub fn server_endpoint(&self, args: &ConnArgs) -> ServerEndpoint {
+        ServerEndpoint {
+            socket: self.socket.as_ref().map(|s| s.display().to_string()),
+            host: self.socket.is_none().then(|| self.host.clone()),
+            port: self.socket.is_none().then_some(self.port),
+            user: self.user.clone(),
+            defaults_file: args.defaults_file.as_ref().map(|p| p.display().to_string()),
+            no_defaults: args.no_defaults,
+        }
+    }
+
     pub fn endpoint(&self) -> Endpoint {
         Endpoint {
             socket: self.socket.as_ref().map(|s| s.display().to_string()),
@@ -459,19 +472,67 @@ impl ConnSpec {
         b.into()
     }
 
+    /// Where we connect, as `host:port` or `socket PATH` (no user).
+    fn address(&self) -> String {
+        match &self.socket {
+            Some(s) => format!("socket {}", s.display()),
+            None => format!("{}:{}", self.host, self.port),
+        }
+    }
+
     /// Open one connection; the error names the endpoint and the fix.
-    /// Every read and write on it (handshake included) times out after
-    /// `connect_timeout`.
+    /// `connect_timeout` bounds the whole of it: the TCP connect, the
+    /// handshake and the login together (a server that trickles its
+    /// greeting a byte at a time would pass every per-read timeout), and
+    /// then every read and write on the connection.
     pub fn connect(&self) -> Result<mysql::Conn> {
-        mysql::Conn::new(self.opts()).map_err(|e| {
+        // The driver has no deadline for the whole handshake, only timeouts
+        // per read and write, so the handshake runs on a thread and the
+        // caller waits for it no longer than the timeout. A handshake still
+        // running then is abandoned: its thread ends at its socket's next
+        // read timeout or error, and a connection it completes later is
+        // dropped (closed) when its result cannot be delivered.
+        let opts = self.opts();
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let started = std::thread::Builder::new()
+            .name("db-connect".into())
+            .spawn(move || {
+                let _ = tx.send(mysql::Conn::new(opts));
+            });
+        let result = match started {
+            Ok(_) => match rx.recv_timeout(self.connect_timeout) {
+                Ok(r) => r,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    return Err(self.no_answer());
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    anyhow::bail!(
+                        "cannot connect to MySQL at {}: the connecting thread failed",
+                        self.describe()
+                    )
+                }
+            },
+            // No thread to spare: connect here, bounded per read only.
+            Err(_) => mysql::Conn::new(self.opts()),
+        };
+        result.map_err(|e| {
             if timed_out(&e) {
+                return self.no_answer();
+            }
+            if not_mysql(&e) {
+                let fix = if self.socket.is_some() {
+                    "point --socket at the MySQL/MariaDB server's socket (its `socket` option; SELECT @@socket)"
+                } else {
+                    "point --host and --port at the MySQL/MariaDB server (this port speaks another protocol; the server's own is often 3306: SELECT @@port)"
+                };
+                // The driver's own words would send the user after
+                // max_allowed_packet or a protocol version.
                 return Fix::new(
                     format!(
-                        "cannot connect to MySQL at {}: no answer within {} s",
-                        self.describe(),
-                        self.connect_timeout.as_secs()
+                        "{} did not answer as a MySQL/MariaDB server (what it sent is not a MySQL greeting)",
+                        self.address(),
                     ),
-                    "check that the address is a MySQL server that is up, or raise --connect-timeout",
+                    fix,
                 )
                 .into();
             }
@@ -490,6 +551,45 @@ impl ConnSpec {
             )
             .into()
         })
+    }
+
+    fn no_answer(&self) -> anyhow::Error {
+        Fix::new(
+            format!(
+                "cannot connect to MySQL at {}: no answer within {} s (connect, handshake and login together)",
+                self.describe(),
+                self.connect_timeout.as_secs()
+            ),
+            "check that the address is a MySQL server that is up, or raise --connect-timeout",
+        )
+        .into()
+    }
+}
+
+/// Did the peer answer with something that is not the MySQL protocol? A
+/// packet header no server sends (HTTP's `HTT` reads as a 5.5 MB packet),
+/// a greeting that does not parse, or a protocol version other than 10.
+/// A refused or reset connection, a timeout and a server's own error are
+/// not this.
+pub fn not_mysql(e: &mysql::Error) -> bool {
+    use mysql::DriverError as D;
+    match e {
+        // The codec's own errors (too large, out of sync, bad compressed
+        // header) have no I/O source; an I/O error inside it does.
+        mysql::Error::CodecError(c) => std::error::Error::source(c).is_none(),
+        // The greeting's parser reports what it could not read as I/O errors.
+        mysql::Error::IoError(io) => matches!(
+            io.kind(),
+            std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof
+        ),
+        mysql::Error::DriverError(
+            D::UnsupportedProtocol(_)
+            | D::Protocol41NotSet
+            | D::UnexpectedPacket
+            | D::PacketOutOfSync
+            | D::PacketTooLarge,
+        ) => true,
+        _ => false,
     }
 }
 

@@ -228,6 +228,21 @@ fn findings(out: &mut String, fs: &[Finding]) {
                 esc(&c.describe())
             );
         }
+        for m in &f.measured {
+            let class = match m.verdict.as_str() {
+                "faster" => " class=\"good\"",
+                "slower" => " class=\"bad\"",
+                _ => "",
+            };
+            let _ = write!(out, "<dt>measured</dt><dd{class}>{}</dd>", esc(&m.line()));
+        }
+        if let Some(n) = &f.not_measured {
+            let _ = write!(
+                out,
+                "<dt>measured</dt><dd class=\"dim\">not measured: {}</dd>",
+                esc(n)
+            );
+        }
         out.push_str("</dl></article>\n");
     }
     out.push_str("</div>\n");

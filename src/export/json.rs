@@ -88,3 +88,79 @@ pub fn write<R: Report>(stamp: &HostStamp, report: &R, out: &mut dyn Write) -> a
     w.flush()?;
     Ok(())
 }
+
+/// The largest result file innotune reads back (`report`, `check
+/// --results`): the largest it writes (a long trace's or sweep's, with
+/// every series) are a few MiB.
+pub const MAX_RESULT: u64 = 256 << 20;
+
+/// The command of a result file's envelope (`probe` for `"probe/2"`),
+/// after checking it is one this innotune reads: `"tool": "innotune"`, a
+/// `schema` of `"<command>/2"` (v1's `schema_version`, and any other
+/// major, refused naming the innotune that wrote it) and a `result`
+/// object. Every reader of result files (`report`, `check --results`)
+/// checks here; `produce` is how to make a right file (the error's fix).
+pub fn result_command<'v>(
+    v: &'v serde_json::Value,
+    path: &std::path::Path,
+    produce: &str,
+) -> anyhow::Result<&'v str> {
+    use crate::error::Fix;
+    use serde_json::Value;
+    let schema = v.get("schema").and_then(Value::as_str);
+    let tool = v.get("tool").and_then(Value::as_str);
+    let (Some(schema), Some("innotune")) = (schema, tool) else {
+        return Err(if v.get("schema_version").is_some() {
+            Fix::new(
+                format!(
+                    "{} is an envelope v1 result (schema_version), which this innotune no longer reads",
+                    path.display()
+                ),
+                "run the command again with this innotune and --format json",
+            )
+        } else {
+            Fix::new(
+                format!(
+                    "{} is not an innotune result (no \"schema\" and \"tool\": \"innotune\")",
+                    path.display()
+                ),
+                produce,
+            )
+        }
+        .into());
+    };
+    let Some((command, major)) = schema.rsplit_once('/') else {
+        return Err(Fix::new(
+            format!(
+                "{}: schema {schema:?} is not \"<command>/<version>\"",
+                path.display()
+            ),
+            produce,
+        )
+        .into());
+    };
+    if major != ENVELOPE_VERSION.to_string() {
+        return Err(Fix::new(
+            format!(
+                "{}: schema {schema} is version {major}; this innotune ({}) reads version {ENVELOPE_VERSION}",
+                path.display(),
+                env!("CARGO_PKG_VERSION"),
+            ),
+            format!(
+                "read it with the innotune that wrote it ({})",
+                v.get("version")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown version")
+            ),
+        )
+        .into());
+    }
+    if !v.get("result").is_some_and(Value::is_object) {
+        return Err(Fix::new(
+            format!("{}: the envelope has no \"result\" object", path.display()),
+            produce,
+        )
+        .into());
+    }
+    Ok(command)
+}

@@ -100,6 +100,8 @@ pub trait Exporter {
 #[derive(Debug, Clone)]
 pub struct Sink {
     pub format: Format,
+    /// `--format` was on the command line (else `format` is the default).
+    pub format_given: bool,
     pub color: crate::output::ColorChoice,
     pub output: Option<PathBuf>,
 }
@@ -108,6 +110,7 @@ impl Sink {
     pub fn stdout(format: Format) -> Sink {
         Sink {
             format,
+            format_given: true,
             color: crate::output::ColorChoice::Auto,
             output: None,
         }

@@ -223,6 +223,23 @@ impl Text {
                     sanitize(&c.describe(), false)
                 )?;
             }
+            for m in &x.measured {
+                let line = sanitize(&m.line(), false).into_owned();
+                let line = match m.verdict.as_str() {
+                    "faster" => self.style.good(&line),
+                    "slower" => self.style.bad(&line),
+                    _ => line,
+                };
+                writeln!(out, "    {} {line}", self.style.dim("measured:"))?;
+            }
+            if let Some(n) = &x.not_measured {
+                writeln!(
+                    out,
+                    "    {} {}",
+                    self.style.dim("not measured:"),
+                    sanitize(n, false)
+                )?;
+            }
         }
         Ok(())
     }

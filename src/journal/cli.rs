@@ -12,9 +12,9 @@ use clap::Args;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  innotune restore --dry-run                 list what an interrupted run left changed
-  innotune restore                           put it all back
-  INNOTUNE_STATE_DIR=DIR innotune restore    the journal of runs made with that state dir
+  innotune restore --dry-run                 # list what an interrupted run left changed
+  innotune restore                           # put it all back
+  INNOTUNE_STATE_DIR=DIR innotune restore    # the journal of runs made with that state dir
 
 Exit codes: 0 nothing pending or all restored; 2 something could not be restored \
 (the journal is kept so you can retry), or the journal is unreadable or not one innotune writes.")]

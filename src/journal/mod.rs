@@ -291,9 +291,27 @@ fn check_version(path: &Path, v: &serde_json::Value) -> Result<()> {
         (Some(pid), Some(cmd)) => format!(", pid {pid}: `{}`", crate::output::escape(cmd)),
         _ => String::new(),
     };
-    let what = match version {
-        Some(n) => format!("format version {n}"),
-        None => "no format version".to_string(),
+    let what = match (version, v.get("version")) {
+        (Some(n), _) => format!("format version {n}"),
+        (None, None | Some(serde_json::Value::Null)) => "no format version".to_string(),
+        (None, Some(other)) => {
+            let kind = match other {
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Number(_) => "not a whole number of 1 or more",
+                serde_json::Value::Bool(_) => "a boolean",
+                serde_json::Value::Array(_) => "an array",
+                _ => "an object",
+            };
+            let full = other.to_string();
+            let mut shown: String = full.chars().take(40).collect();
+            if shown.len() < full.len() {
+                shown.push('…');
+            }
+            format!(
+                "an unsupported format version field {} ({kind}; the version is a whole number)",
+                crate::output::escape(&shown)
+            )
+        }
     };
     Err(Fix::new(
         format!(

@@ -36,12 +36,27 @@ pub struct Restored {
 /// directory of a server that could not be stopped is left in place
 /// (deleting a running server's datadir frees nothing and hides the
 /// server); it fails, to be retried.
+/// The path an entry changes as it is on this machine: under its `--root`
+/// (apply --root writes a fixture tree's /sys, not the host's), else as
+/// recorded. Names that are not paths (sysctl's `vm.swappiness`) as they are.
+fn shown_path(e: &Entry) -> PathBuf {
+    let target = PathBuf::from(e.change().target());
+    let root = e
+        .root()
+        .and_then(|v| v.as_str().map(PathBuf::from))
+        .filter(|r| r != Path::new("/"));
+    match (root, target.strip_prefix("/")) {
+        (Some(r), Ok(rel)) => r.join(rel),
+        _ => target,
+    }
+}
+
 pub fn restore_entries(entries: &[Entry], dry_run: bool) -> Vec<Restored> {
     let mut out: Vec<Option<Restored>> = vec![None; entries.len()];
     let mut running: Vec<PathBuf> = Vec::new();
     for i in restore_order(entries) {
         let c = entries[i].change();
-        let path = PathBuf::from(c.target());
+        let path = shown_path(&entries[i]);
         let held = c.priority() >= Priority::FILE;
         let r = match running.iter().find(|d| held && d.starts_with(&path)) {
             Some(d) => Restored {

@@ -25,7 +25,8 @@ use std::path::Path;
 pub struct MergeReport {
     pub workload: String,
     pub clients: Vec<Client>,
-    /// One per thread count of the clients' runs (clients ran the same list).
+    /// One per thread count of the clients' runs (clients ran the same
+    /// list: merge refuses others, and a result given twice).
     pub runs: Vec<MergedRun>,
 }
 
@@ -148,11 +149,54 @@ fn load(file: &Path) -> Result<(Value, Vec<Vec<u64>>)> {
     Ok((v, hists))
 }
 
+/// Each run's thread count, in order (a client's `--threads` list).
+fn thread_list(v: &Value) -> Vec<u64> {
+    v["result"]["runs"]
+        .as_array()
+        .map(|rs| rs.iter().map(|r| u(&r["threads"])).collect())
+        .unwrap_or_default()
+}
+
+/// The same client given twice (the same file, a link to it, or a copy:
+/// the same result, generated at the same moment) would count its load
+/// twice: refused.
+fn refuse_repeats(files: &[&std::path::PathBuf], docs: &[&Value]) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let ids: Vec<Option<(u64, u64)>> = files
+        .iter()
+        .map(|f| std::fs::metadata(f).ok().map(|m| (m.dev(), m.ino())))
+        .collect();
+    for j in 1..files.len() {
+        for i in 0..j {
+            let same_file = ids[i].is_some() && ids[i] == ids[j];
+            let copy = docs[i]["generated_at"] == docs[j]["generated_at"]
+                && docs[i]["result"] == docs[j]["result"];
+            if same_file || copy {
+                let what = if same_file {
+                    format!("is the same file as {}", files[i].display())
+                } else {
+                    format!("is a copy of {} (the same run)", files[i].display())
+                };
+                return Err(bad(
+                    files[j],
+                    what,
+                    "give each client's result once: merging one twice doubles its transactions",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn merge(files: &[std::path::PathBuf]) -> Result<MergeReport> {
     let mut docs = Vec::new();
     for file in files {
         docs.push((file, load(file)?));
     }
+    refuse_repeats(
+        &docs.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+        &docs.iter().map(|(_, (v, _))| v).collect::<Vec<_>>(),
+    )?;
     let (first, (v0, h0)) = &docs[0];
     let workload = v0["result"]["workload"].as_str().unwrap_or("").to_string();
     for (file, (v, h)) in &docs[1..] {
@@ -178,6 +222,28 @@ fn merge(files: &[std::path::PathBuf]) -> Result<MergeReport> {
                     h0.len()
                 ),
                 "merge clients that ran the same --threads list",
+            ));
+        }
+        // Run i of every client is one step of the load: clients that ran
+        // different lists (2,64 and 64,2) would add up to steps nobody ran
+        // (66 and 66).
+        let (list, list0) = (thread_list(v), thread_list(v0));
+        if list != list0 {
+            let show = |l: &[u64]| {
+                l.iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            return Err(bad(
+                file,
+                format!(
+                    "ran --threads {} but {} ran --threads {}",
+                    show(&list),
+                    first.display(),
+                    show(&list0)
+                ),
+                "merge clients that ran the same --threads list (each client's share of the connections)",
             ));
         }
     }
@@ -328,8 +394,16 @@ impl crate::export::Report for MergeReport {
             Column::num("p95", Some("ms")),
             Column::num("p99", Some("ms")),
             Column::num("max", Some("ms")),
+            Column::num("start spread", Some("s")),
         ]);
         for r in &self.runs {
+            // How far apart the clients started: the figures above are a
+            // load the clients put on the server together only when this
+            // is small against the run.
+            let spread = match r.start_spread_s {
+                Some(s) => Cell::num(s, format!("{s:.3}")),
+                None => Cell::text("unknown").tone(crate::export::doc::Tone::Dim),
+            };
             t.row(vec![
                 Cell::num(r.threads as f64, r.threads.to_string()),
                 Cell::num(r.transactions as f64, r.transactions.to_string()),
@@ -339,6 +413,7 @@ impl crate::export::Report for MergeReport {
                 Cell::text(ms(r.latency.p95_ns)),
                 Cell::text(ms(r.latency.p99_ns)),
                 Cell::text(ms(r.latency.max_ns)),
+                spread,
             ]);
         }
         d.heading("Merged (latency from the merged histogram)");
@@ -366,5 +441,41 @@ impl crate::export::Report for MergeReport {
         }
         d.table(t);
         d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::text::Text;
+    use crate::export::{Exporter, Report};
+
+    /// Issue 46: the text page lacked the start spread the README
+    /// describes. The saved merge of two real clients shows each run's
+    /// spread in seconds, and "unknown" when a result had no start time.
+    #[test]
+    fn text_shows_the_start_spread() {
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/merge.json")).unwrap();
+        let mut r: MergeReport = serde_json::from_value(v["result"].clone()).unwrap();
+        let page = |r: &MergeReport| {
+            let mut out = Vec::new();
+            Text::new(crate::output::Style::plain())
+                .export(&r.document(), &mut out)
+                .unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let text = page(&r);
+        assert!(text.contains("start spread (s)"), "{text}");
+        for run in &r.runs {
+            let s = run.start_spread_s.unwrap();
+            let row = text
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{} ", run.threads)))
+                .unwrap();
+            assert!(row.trim_end().ends_with(&format!("{s:.3}")), "{row}");
+        }
+        r.runs[0].start_spread_s = None;
+        assert!(page(&r).contains("unknown"));
     }
 }

@@ -18,10 +18,11 @@
 //! | processes: server pids, argv, limits, stat (start time, state, argv span), exe, systemd service, own smaps | [`process`] | procfs-core `Limits`, `Stat`, `ProcessCGroups`, `MemoryMaps` |
 //! | systemd unit files and drop-ins | [`systemd::setting`] | [`systemd::parse_unit`] |
 //! | boot-time settings: sysctl.d, THP (cmdline, tmpfiles.d, units), udev | [`boot`] | line parsers there |
-//! | the default route's NICs, RPS, MSI interrupt counts | [`net::default_route_nics`] | procfs-core `RouteEntries`; [`net::parse_interrupts`] |
+//! | the default route's NICs, RPS, MSI interrupt counts per CPU, IRQ affinity | [`net::default_route_nics`] | procfs-core `RouteEntries`; [`net::parse_interrupts`] |
 //! | MySQL option files (`my.cnf`, `!include`) | [`optfile::Options`] | [`optfile`] (hand-written, see there) |
 //! | running MySQL/MariaDB servers and their datadirs | [`server::find`] | [`optfile`] |
 //! | I/O counters | [`diskstats::read`] | procfs-core `DiskStat` |
+//! | CPU frequency governors (per online CPU, its policy) | [`cpufreq::read`] | |
 //! | host CPU time (busy, iowait, steal) | [`cpustat::read`] | procfs-core `KernelStats` |
 //!
 //! Library entry points (what sweep, bench, checksum and the coming
@@ -50,6 +51,7 @@
 pub mod block;
 pub mod boot;
 pub mod choice;
+pub mod cpufreq;
 pub mod cpustat;
 pub mod diskstats;
 pub mod meminfo;

@@ -26,6 +26,15 @@ pub fn server_pids(host: &Host) -> Vec<u32> {
     pids
 }
 
+/// Is a process with this kernel command name running (`irqbalance`)?
+pub fn running_comm(host: &Host, name: &str) -> bool {
+    host.list("/proc")
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| n.parse::<u32>().ok())
+        .any(|pid| comm(host, pid).is_ok_and(|c| c == name))
+}
+
 /// `/proc/PID/comm`, trimmed.
 pub fn comm(host: &Host, pid: u32) -> std::io::Result<String> {
     host.read_trim(format!("/proc/{pid}/comm"))

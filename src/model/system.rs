@@ -54,6 +54,27 @@ pub fn count_ranges(s: &str) -> Option<u64> {
     Some(n)
 }
 
+/// The ids in a kernel range list (`0-2,8` → 0, 1, 2, 8), ascending.
+pub fn parse_ranges(s: &str) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.parse::<u32>().ok()?, b.parse::<u32>().ok()?),
+            None => {
+                let a = part.parse::<u32>().ok()?;
+                (a, a)
+            }
+        };
+        if b < a || b - a > 65_536 {
+            return None;
+        }
+        out.extend(a..=b);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Some(out)
+}
+
 fn range_count(host: &Host, p: &str) -> Known<u64> {
     match host.read_trim(p) {
         Ok(s) => match count_ranges(&s) {
@@ -124,5 +145,9 @@ mod tests {
         assert_eq!(count_ranges("x"), None);
         assert_eq!(count_ranges("3-1"), None);
         assert_eq!(count_ranges("0-18446744073709551615"), None);
+        assert_eq!(parse_ranges("0-2,8"), Some(vec![0, 1, 2, 8]));
+        assert_eq!(parse_ranges(""), Some(vec![]));
+        assert_eq!(parse_ranges("3-1"), None);
+        assert_eq!(parse_ranges("0-4294967295"), None);
     }
 }

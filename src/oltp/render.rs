@@ -204,40 +204,21 @@ impl crate::export::Report for OltpReport {
                 server(&mut doc, r);
             }
             _ => {
-                let p = self.options.percentile;
-                let mut t = Table::new(vec![
-                    Column::num("threads", None),
-                    Column::num("tps", Some("1/s")),
-                    Column::num("qps", Some("1/s")),
-                    Column::num(format!("p{p}"), Some("ms")),
-                    Column::num("avg", Some("ms")),
-                    Column::num("err", Some("1/s")),
-                    Column::num("redo", Some("MiB/min")),
-                    Column::num("bp hit", Some("%")),
-                    Column::num("dirty", Some("%")),
-                ])
-                .titled(format!(
-                    "{} thread sweep ({} tables × {} rows)",
-                    self.workload, self.options.tables, self.options.table_size
-                ));
+                // sysbench's layout per thread count, as consecutive
+                // sysbench runs print it (its "Number of threads" line
+                // heads each), each with its server figures; then the
+                // thread counts side by side.
                 for r in &self.runs {
-                    let d = r.server.as_ref();
-                    let f2 = |v: f64| format!("{v:.2}");
-                    t.row(vec![
-                        Cell::num(r.threads as f64, r.threads.to_string()),
-                        Cell::num(r.tps, f2(r.tps)),
-                        Cell::num(r.qps, f2(r.qps)),
-                        opt_cell(r.latency_ms.percentile_value, f2),
-                        Cell::num(r.latency_ms.avg, f2(r.latency_ms.avg)),
-                        Cell::num(r.errors_per_sec, f2(r.errors_per_sec)),
-                        opt_cell(d.and_then(|d| d.redo_bytes_per_s.value().copied()), |v| {
-                            mib(v * 60.0)
-                        }),
-                        opt_cell(d.and_then(|d| d.buffer_pool_hit_pct.value().copied()), f2),
-                        opt_cell(d.and_then(|d| d.dirty_pages_pct.value().copied()), f2),
-                    ]);
+                    doc.heading(format!("{} at {} threads", r.workload, r.threads));
+                    let fin = text(|out| {
+                        writeln!(out, "Number of threads: {}", r.threads)?;
+                        writeln!(out)?;
+                        write_final(out, r)
+                    });
+                    doc.preformatted(fin.trim_end_matches('\n').to_string() + "\n");
+                    server(&mut doc, r);
                 }
-                doc.table(t);
+                doc.table(self.thread_table());
                 for s in thread_series(&self.runs) {
                     doc.series(s);
                 }
@@ -255,6 +236,59 @@ impl crate::export::Report for OltpReport {
             );
         }
         doc
+    }
+}
+
+impl OltpReport {
+    /// The thread counts side by side: sysbench's figures and the server's
+    /// (log waits, temporary tables on disk and fsyncs/s included: a
+    /// thread count where they jump is where the server, not the client,
+    /// became the limit).
+    fn thread_table(&self) -> Table {
+        let p = self.options.percentile;
+        let mut t = Table::new(vec![
+            Column::num("threads", None),
+            Column::num("tps", Some("1/s")),
+            Column::num("qps", Some("1/s")),
+            Column::num(format!("p{p}"), Some("ms")),
+            Column::num("avg", Some("ms")),
+            Column::num("err", Some("1/s")),
+            Column::num("redo", Some("MiB/min")),
+            Column::num("bp hit", Some("%")),
+            Column::num("dirty", Some("%")),
+            Column::num("log waits", None),
+            Column::num("tmp on disk", Some("%")),
+            Column::num("fsyncs", Some("1/s")),
+        ])
+        .titled(format!(
+            "{} by thread count ({} tables × {} rows)",
+            self.workload, self.options.tables, self.options.table_size
+        ));
+        for r in &self.runs {
+            let d = r.server.as_ref();
+            let f2 = |v: f64| format!("{v:.2}");
+            let int = |v: f64| format!("{v:.0}");
+            t.row(vec![
+                Cell::num(r.threads as f64, r.threads.to_string()),
+                Cell::num(r.tps, f2(r.tps)),
+                Cell::num(r.qps, f2(r.qps)),
+                opt_cell(r.latency_ms.percentile_value, f2),
+                Cell::num(r.latency_ms.avg, f2(r.latency_ms.avg)),
+                Cell::num(r.errors_per_sec, f2(r.errors_per_sec)),
+                opt_cell(d.and_then(|d| d.redo_bytes_per_s.value().copied()), |v| {
+                    mib(v * 60.0)
+                }),
+                opt_cell(d.and_then(|d| d.buffer_pool_hit_pct.value().copied()), f2),
+                opt_cell(d.and_then(|d| d.dirty_pages_pct.value().copied()), f2),
+                opt_cell(d.and_then(|d| d.log_waits.value().map(|v| *v as f64)), int),
+                opt_cell(
+                    d.and_then(|d| d.tmp_tables_on_disk_pct.value().copied()),
+                    f2,
+                ),
+                opt_cell(d.and_then(|d| d.data_fsyncs_per_s.value().copied()), f2),
+            ]);
+        }
+        t
     }
 }
 
@@ -298,4 +332,61 @@ pub fn thread_series(runs: &[OltpResult]) -> Vec<Series> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::text::Text;
+    use crate::export::Exporter;
+    use crate::export::Report;
+
+    /// Issue 46: `--threads 1,2` printed one combined table and dropped
+    /// log waits, temporary tables on disk and fsyncs/s. Each thread count
+    /// now has sysbench's layout and its server figures, then the table
+    /// has them all. (The saved result of a real two-count run.)
+    #[test]
+    fn a_thread_list_has_sysbench_layout_per_count() {
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/oltp.json")).unwrap();
+        let r: OltpReport = serde_json::from_value(v["result"].clone()).unwrap();
+        assert_eq!(r.runs.len(), 2);
+        let mut out = Vec::new();
+        Text::new(crate::output::Style::plain())
+            .export(&r.document(), &mut out)
+            .unwrap();
+        let page = String::from_utf8(out).unwrap();
+        for run in &r.runs {
+            let at = page
+                .find(&format!("Number of threads: {}\n", run.threads))
+                .unwrap_or_else(|| panic!("no block for {} threads: {page}", run.threads));
+            let block = &page[at..];
+            let fin = text(|out| write_final(out, run));
+            assert!(
+                block.contains(fin.trim_end()),
+                "sysbench's final report for {} threads is not verbatim: {page}",
+                run.threads
+            );
+        }
+        assert_eq!(page.matches("SQL statistics:").count(), 2, "{page}");
+        assert_eq!(page.matches("Server status (SHOW GLOBAL STATUS").count(), 2);
+        for key in [
+            "log waits:",
+            "temporary tables on disk (%):",
+            "data fsyncs (per s):",
+        ] {
+            assert_eq!(page.matches(key).count(), 2, "{key}: {page}");
+        }
+        for col in ["log waits", "tmp on disk (%)", "fsyncs (1/s)"] {
+            assert!(page.contains(col), "{col}: {page}");
+        }
+        let fsyncs = r.runs[0]
+            .server
+            .as_ref()
+            .unwrap()
+            .data_fsyncs_per_s
+            .value()
+            .copied();
+        assert!(page.contains(&format!("{:.2}", fsyncs.unwrap())), "{page}");
+    }
 }

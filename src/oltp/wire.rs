@@ -138,9 +138,15 @@ impl Wire {
 
     /// A text-protocol statement (COM_QUERY).
     pub fn query(&mut self, fd: RawFd, sql: &str) -> mysql::Result<Outcome> {
+        self.query_bytes(fd, sql.as_bytes())
+    }
+
+    /// A text-protocol statement given as bytes (a replayed log's
+    /// statement, sent as the log holds it, valid UTF-8 or not).
+    pub fn query_bytes(&mut self, fd: RawFd, sql: &[u8]) -> mysql::Result<Outcome> {
         self.out.clear();
         self.out.extend_from_slice(&[0, 0, 0, 0, COM_QUERY]);
-        self.out.extend_from_slice(sql.as_bytes());
+        self.out.extend_from_slice(sql);
         self.round_trip(fd)
     }
 

@@ -85,7 +85,11 @@ pub fn warn(msg: impl AsRef<str>) {
     let style = Style {
         color: io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    eprintln!("{} {}", style.warn("innotune: warning:"), msg.as_ref());
+    eprintln!(
+        "{} {}",
+        style.warn("innotune: warning:"),
+        escape_controls(msg.as_ref())
+    );
 }
 
 /// Show control characters as visible escapes (`\e`, `\n`, `\t`, `\x07`),
@@ -93,10 +97,23 @@ pub fn warn(msg: impl AsRef<str>) {
 /// unambiguous. Bidirectional-override characters (which can make a path
 /// read differently from what it is) are shown as `\u{202e}`.
 pub fn escape(s: &str) -> String {
+    escape_into(s, true)
+}
+
+/// [`escape`] without the backslash: for a line that is already made of
+/// escaped parts (an error line naming [`path`]s, a warning), so nothing is
+/// escaped twice; it only keeps raw control bytes (ESC sequences that
+/// recolour or rewrite the terminal) and bidi overrides off the screen.
+/// Every error line and warning passes through it (`src/main.rs`, [`warn`]).
+pub fn escape_controls(s: &str) -> String {
+    escape_into(s, false)
+}
+
+fn escape_into(s: &str, backslash: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
-            '\\' => out.push_str("\\\\"),
+            '\\' if backslash => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
@@ -113,4 +130,64 @@ pub fn escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// A path as text, losslessly: valid UTF-8 as [`escape`] shows it, and each
+/// byte that is not UTF-8 as `\xNN` (NN ≥ 80, so never one of `escape`'s
+/// control escapes). Two different paths never give the same text, which
+/// `Path::display` cannot promise (it turns every bad byte into U+FFFD).
+/// Plain paths (no backslash, control or bidi character) come out
+/// unchanged. Written here rather than taken from a crate (bstr's
+/// `escape_bytes` is close) so paths read like every other escaped value
+/// innotune prints.
+pub fn path(p: &std::path::Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in p.as_os_str().as_bytes().utf8_chunks() {
+        out.push_str(&escape(chunk.valid()));
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+
+    fn p(b: &[u8]) -> String {
+        path(Path::new(OsStr::from_bytes(b)))
+    }
+
+    #[test]
+    fn paths_are_lossless() {
+        assert_eq!(p(b"/var/lib/mysql/t.ibd"), "/var/lib/mysql/t.ibd");
+        assert_eq!(p("/tmp/é.ibd".as_bytes()), "/tmp/é.ibd");
+        assert_eq!(p(b"/tmp/a\xff.ibd"), "/tmp/a\\xff.ibd");
+        assert_eq!(p(b"/tmp/a\x1b[31m"), "/tmp/a\\e[31m");
+        // Distinct paths, distinct texts (display() gives U+FFFD for all three).
+        let all = [
+            p(b"a\xff"),
+            p(b"a\xfe"),
+            p(b"a\\xff"),
+            p("a\u{fffd}".as_bytes()),
+            p("a\u{80}".as_bytes()),
+            p(b"a\x80"),
+        ];
+        for (i, x) in all.iter().enumerate() {
+            for y in &all[i + 1..] {
+                assert_ne!(x, y);
+            }
+        }
+    }
+
+    #[test]
+    fn controls_are_escaped_but_backslashes_kept() {
+        assert_eq!(escape_controls("a\x1b[2Jb \\xff"), "a\\e[2Jb \\xff");
+        assert_eq!(escape("a\x1bb\\"), "a\\eb\\\\");
+    }
 }

@@ -408,16 +408,44 @@ pub fn document(r: &ProbeReport) -> Document {
         })
         .collect();
     doc.findings(&shown);
-    doc.note(
-        Tone::Dim,
-        "? = unknown; --format json gives the reason for each",
-    );
+    if shows_unknown(&doc) {
+        doc.note(
+            Tone::Dim,
+            "? = unknown; --format json gives the reason for each",
+        );
+    }
     doc
+}
+
+/// Does the page show a `?` (a value probe could not read) anywhere? The
+/// legend is for such a page only.
+fn shows_unknown(doc: &Document) -> bool {
+    use crate::export::Exporter;
+    let mut out = Vec::new();
+    let _ = crate::export::text::Text::new(crate::output::Style::plain()).export(doc, &mut out);
+    String::from_utf8_lossy(&out)
+        .split(|c: char| c.is_whitespace() || ",;()[]/:".contains(c))
+        .any(|t| t == "?")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 46: the legend "? = unknown" was printed when nothing was.
+    #[test]
+    fn unknown_legend_only_when_something_is_unknown() {
+        let mut d = Document::new("t");
+        let mut kv = KeyValues::new();
+        kv.add("scheduler", Cell::text("mq-deadline"))
+            .add("path", "/data/what?");
+        d.key_values(kv);
+        assert!(!shows_unknown(&d));
+        let mut kv = KeyValues::new();
+        kv.add("rotational", Cell::text("?").tone(Tone::Dim));
+        d.key_values(kv);
+        assert!(shows_unknown(&d));
+    }
 
     #[test]
     fn control_characters_are_escaped_visibly() {

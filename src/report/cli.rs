@@ -11,11 +11,12 @@ use std::path::PathBuf;
 #[command(after_help = "\
 Examples:
   innotune report probe.json check.json sweep.json -o report.html
-  innotune report before.json after.json -o compare.html     both runs side by side
+  innotune report before.json after.json -o compare.html     # both runs side by side
   innotune report innotune-db1-20261125-101500/*.json -o summary.md
-  innotune report sweep.json --format markdown                to stdout
+  innotune report sweep.json --format markdown                # to stdout
 
-The format follows -o's extension (.html/.htm, .md/.markdown, .txt, .json), else --format.
+-o/--output FILE: the format follows FILE's extension (.html/.htm, .md/.markdown, .txt, .json);
+a --format that disagrees with it is refused. Other extensions (and stdout) take --format.
 Exit codes: 0 rendered; 2 a file is missing, is not an innotune JSON v2 result, or was written by
 an innotune whose result this one cannot read back.")]
 pub struct ReportArgs {
@@ -23,8 +24,9 @@ pub struct ReportArgs {
     #[arg(required = true, value_name = "RESULT.json")]
     pub files: Vec<PathBuf>,
 
-    /// Write to FILE (atomically) instead of stdout; its extension picks the format.
-    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    /// The old name of `-o/--output FILE` (hidden: tune's `--out` is a
+    /// directory, so report's file is `--output`, as every command's).
+    #[arg(long = "out", value_name = "FILE", hide = true)]
     pub out: Option<PathBuf>,
 
     /// Title of the page (default: "innotune report" and the hosts).

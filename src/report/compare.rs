@@ -149,15 +149,15 @@ pub fn metrics(i: &Input) -> Vec<Metric> {
             }
         }
         Typed::Tune(r) => {
-            for p in r.oltp.iter().flat_map(|o| &o.pairs) {
+            for p in r.oltp.iter().flat_map(|o| &o.cells) {
                 let t = p.threads.to_string();
-                for (side, x) in [("before", &p.before), ("after", &p.after)] {
+                for (side, x) in [("before", p.before_tps_per_s), ("after", p.after_tps_per_s)] {
                     out.extend(m(
                         format!("{} TPS ({side})", p.workload),
                         "threads",
                         t.clone(),
                         "tps",
-                        Some(x.tps_per_s),
+                        Some(x),
                         Some(true),
                     ));
                 }
@@ -275,6 +275,9 @@ pub fn compare(inputs: &[Input]) -> Comparison {
     }
 }
 
+/// What the change of two single figures is (no interval, so no verdict).
+pub const SINGLE_RUN: &str = "single run: no interval, not a measured difference";
+
 /// Rows of text every run has (what, where, when) above the figures.
 pub fn table(c: &Comparison, inputs: &[Input]) -> Table {
     let mut cols = vec![Column::text("figure"), Column::text("unit")];
@@ -282,10 +285,15 @@ pub fn table(c: &Comparison, inputs: &[Input]) -> Table {
         cols.push(Column::num(r.as_str(), None));
     }
     cols.push(Column::num("change", Some("%")));
+    // Each figure here is one number per result (one run, or a run's
+    // median), with no spread to compare: the change is arithmetic, not a
+    // measured difference, so it gets no colour and says so.
+    cols.push(Column::text("verdict"));
     let mut t = Table::new(cols).titled("Side by side");
     let info = |label: &str, f: &dyn Fn(&Input) -> String| {
         let mut row = vec![Cell::text(label), Cell::empty()];
         row.extend(inputs.iter().map(|i| Cell::text(f(i))));
+        row.push(Cell::empty());
         row.push(Cell::empty());
         row
     };
@@ -309,16 +317,17 @@ pub fn table(c: &Comparison, inputs: &[Input]) -> Table {
         let change = match (have.first(), have.last()) {
             (Some(&a), Some(&b)) if have.len() >= 2 && a != 0.0 => {
                 let pct = (b / a - 1.0) * 100.0;
-                let tone = match s.higher_is_better {
-                    Some(h) if pct.abs() >= 3.0 && (pct > 0.0) == h => Tone::Good,
-                    Some(_) if pct.abs() >= 3.0 => Tone::Bad,
-                    _ => Tone::Plain,
-                };
-                Cell::num(pct, format!("{pct:+.1}%")).tone(tone)
+                Cell::num(pct, format!("{pct:+.1}%"))
             }
             _ => Cell::text("—").tone(Tone::Dim),
         };
+        let measured = have.len() >= 2;
         row.push(change);
+        row.push(if measured {
+            Cell::text(SINGLE_RUN).tone(Tone::Dim)
+        } else {
+            Cell::empty()
+        });
         t.row(row);
     }
     t

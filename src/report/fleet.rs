@@ -129,6 +129,7 @@ mod tests {
             rules: vec![],
             notes: vec![],
             emitted: vec![],
+            provider: None,
             facts: Default::default(),
             state: Default::default(),
         };

@@ -70,72 +70,21 @@ impl Input {
 
 const PRODUCE: &str = "give a file written by innotune with --format json, e.g. `innotune probe --format json --output probe.json`";
 
+/// A result file as `report` reads it: a regular file (a FIFO or device
+/// is refused, never read), at most [`crate::export::json::MAX_RESULT`].
+const RESULT_FILE: crate::input::Input = crate::input::Input {
+    what: "result file",
+    fix: "give the path of a result file written by innotune with --format json",
+    max: Some(crate::export::json::MAX_RESULT),
+};
+
 /// Read and check one file.
 pub fn load(path: &Path) -> Result<Input> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Fix::new(
-            format!("cannot read {}: {e}", path.display()),
-            "give the path of an existing result file",
-        )
-    })?;
+    let bytes = RESULT_FILE.read(path)?;
     let v: Value = serde_json::from_slice(&bytes)
         .map_err(|e| Fix::new(format!("{} is not JSON ({e})", path.display()), PRODUCE))?;
-    let schema = v.get("schema").and_then(Value::as_str);
-    let tool = v.get("tool").and_then(Value::as_str);
-    let (Some(schema), Some("innotune")) = (schema, tool) else {
-        let what = if v.get("schema_version").is_some() {
-            format!(
-                "{} is an envelope v1 result (schema_version), which this innotune no longer reads",
-                path.display()
-            )
-        } else {
-            format!(
-                "{} is not an innotune result (no \"schema\" and \"tool\": \"innotune\")",
-                path.display()
-            )
-        };
-        let how = if v.get("schema_version").is_some() {
-            "run the command again with this innotune and --format json".to_string()
-        } else {
-            PRODUCE.to_string()
-        };
-        return Err(Fix::new(what, how).into());
-    };
-    let Some((command, major)) = schema.rsplit_once('/') else {
-        return Err(Fix::new(
-            format!(
-                "{}: schema {schema:?} is not \"<command>/<version>\"",
-                path.display()
-            ),
-            PRODUCE,
-        )
-        .into());
-    };
-    if major != crate::export::json::ENVELOPE_VERSION.to_string() {
-        return Err(Fix::new(
-            format!(
-                "{}: schema {schema} is version {major}; this innotune ({}) reads version {}",
-                path.display(),
-                env!("CARGO_PKG_VERSION"),
-                crate::export::json::ENVELOPE_VERSION
-            ),
-            format!(
-                "render it with the innotune that wrote it ({})",
-                v.get("version")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown version")
-            ),
-        )
-        .into());
-    }
-    if !v.get("result").is_some_and(Value::is_object) {
-        return Err(Fix::new(
-            format!("{}: the envelope has no \"result\" object", path.display()),
-            PRODUCE,
-        )
-        .into());
-    }
-    let (schema, command) = (schema.to_string(), command.to_string());
+    let command = crate::export::json::result_command(&v, path, PRODUCE)?.to_string();
+    let schema = format!("{command}/{}", crate::export::json::ENVELOPE_VERSION);
     let mut v = v;
     let result = v["result"].take();
     let header: Header = serde_path_to_error::deserialize(&v).map_err(|e| {

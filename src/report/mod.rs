@@ -106,7 +106,7 @@ impl crate::export::Report for ReportReport {
         }
         if let Some(c) = &self.comparison {
             d.heading(format!("Side by side: {}", c.runs.join(" · ")));
-            d.paragraph("Figures two or more results share, one column per result in the order given; change is from the first result that has the figure to the last one that has it (3% or more in the better direction is marked good, in the worse bad).");
+            d.paragraph("Figures two or more results share, one column per result in the order given; change is from the first result that has the figure to the last one that has it. Each figure is one number per result (a single run, or one run's median) with no interval, so a change is not a measured difference and is not marked good or bad: two identical back-to-back runs can differ by more than 10%. To measure a difference, run the arms interleaved with rounds: `innotune sweep` or `innotune prove`.");
             d.table(compare::table(c, &self.loaded));
             if c.shared.is_empty() {
                 d.paragraph("These results share no figure (different commands or workloads): each is shown below.");
@@ -189,14 +189,42 @@ impl Command for cli::ReportArgs {
     fn sink(&self, global: Sink) -> Result<Sink> {
         let out = match (&self.out, &global.output) {
             (Some(_), Some(_)) => {
-                return Err(Fix::new("both -o and --output name a file", "give one of them").into())
+                return Err(
+                    Fix::new("both --out and --output name a file", "give -o FILE once").into(),
+                )
             }
             (Some(o), None) | (None, Some(o)) => Some(o.clone()),
             (None, None) => None,
         };
-        let format = out.as_deref().and_then(format_of).unwrap_or(global.format);
+        let by_ext = out.as_deref().and_then(format_of);
+        let format = match by_ext {
+            Some(f) if global.format_given && f != global.format => {
+                let name = |f: Format| {
+                    use clap::ValueEnum;
+                    f.to_possible_value()
+                        .map(|v| v.get_name().to_string())
+                        .unwrap_or_default()
+                };
+                return Err(Fix::new(
+                    format!(
+                        "--format {} and {}, which names {}, disagree",
+                        name(global.format),
+                        out.as_deref().unwrap_or(Path::new("")).display(),
+                        name(f)
+                    ),
+                    format!(
+                        "drop --format (the extension picks it), or give a file name that fits --format {}",
+                        name(global.format)
+                    ),
+                )
+                .into());
+            }
+            Some(f) => f,
+            None => global.format,
+        };
         Ok(Sink {
             format,
+            format_given: global.format_given,
             color: global.color,
             output: out,
         })

@@ -19,7 +19,10 @@ use crate::journal::RestoreReport;
 use crate::merge::MergeReport;
 use crate::oltp::OltpReport;
 use crate::probe::ProbeReport;
+use crate::prove::ProveReport;
+use crate::replay::ReplayReport;
 use crate::sandbox::SandboxReport;
+use crate::search::SearchReport;
 use crate::slowlog::report::SlowlogReport;
 use crate::sweep::SweepReport;
 use crate::trace::TraceReport;
@@ -32,18 +35,22 @@ pub enum Typed {
     Probe(Box<ProbeReport>),
     Check(Box<CheckReport>),
     Sweep(Box<SweepReport>),
+    Prove(Box<ProveReport>),
     Bench(Box<BenchResult>),
     Oltp(Box<OltpReport>),
     Tune(Box<TuneReport>),
     /// tune's oltp-before.json / oltp-after.json.
     TuneOltp(Box<OltpSide>),
     Slowlog(Box<SlowlogReport>),
+    Replay(Box<ReplayReport>),
     Checksum(Box<ChecksumReport>),
     Trace(Box<TraceReport>),
     Merge(Box<MergeReport>),
     Apply(Box<ApplyReport>),
     Restore(Box<RestoreReport>),
     Sandbox(Box<SandboxReport>),
+    /// `tune --search`.
+    Search(Box<SearchReport>),
     /// A command this innotune has no type for: the `result` object as is.
     Other(Value),
 }
@@ -62,11 +69,14 @@ impl Typed {
             ProbeReport::COMMAND => Typed::Probe(de(result)?),
             CheckReport::COMMAND => Typed::Check(de(result)?),
             SweepReport::COMMAND => Typed::Sweep(de(result)?),
+            ProveReport::COMMAND => Typed::Prove(de(result)?),
+            SearchReport::COMMAND => Typed::Search(de(result)?),
             BenchResult::COMMAND => Typed::Bench(Box::new(BenchResult::from_value(result)?)),
             OltpReport::COMMAND => Typed::Oltp(de(result)?),
             TuneReport::COMMAND => Typed::Tune(de(result)?),
             OltpSide::COMMAND => Typed::TuneOltp(de(result)?),
             SlowlogReport::COMMAND => Typed::Slowlog(de(result)?),
+            ReplayReport::COMMAND => Typed::Replay(de(result)?),
             ChecksumReport::COMMAND => Typed::Checksum(de(result)?),
             TraceReport::COMMAND => Typed::Trace(de(result)?),
             MergeReport::COMMAND => Typed::Merge(de(result)?),
@@ -84,6 +94,8 @@ impl Typed {
             Typed::Probe(r) => r.document(),
             Typed::Check(r) => r.document(),
             Typed::Sweep(r) => r.document(),
+            Typed::Prove(r) => r.document(),
+            Typed::Search(r) => r.document(),
             Typed::Bench(r) => r.document(),
             Typed::Oltp(r) => r.document(),
             Typed::Tune(r) => r.document(),
@@ -91,6 +103,7 @@ impl Typed {
             // Statements carry literal values a page passed around should
             // not: the worst sample of each class stays in the JSON.
             Typed::Slowlog(r) => r.document_without_samples(),
+            Typed::Replay(r) => r.document(),
             Typed::Checksum(r) => r.document(),
             Typed::Trace(r) => r.document(),
             Typed::Merge(r) => r.document(),
@@ -110,11 +123,14 @@ impl Typed {
             Typed::Probe(r) => serde_json::to_value(r),
             Typed::Check(r) => serde_json::to_value(r),
             Typed::Sweep(r) => serde_json::to_value(r),
+            Typed::Prove(r) => serde_json::to_value(r),
+            Typed::Search(r) => serde_json::to_value(r),
             Typed::Bench(r) => serde_json::to_value(r),
             Typed::Oltp(r) => serde_json::to_value(r),
             Typed::Tune(r) => serde_json::to_value(r),
             Typed::TuneOltp(r) => serde_json::to_value(r),
             Typed::Slowlog(r) => serde_json::to_value(r),
+            Typed::Replay(r) => serde_json::to_value(r),
             Typed::Checksum(r) => serde_json::to_value(r),
             Typed::Trace(r) => serde_json::to_value(r),
             Typed::Merge(r) => serde_json::to_value(r),
@@ -269,11 +285,13 @@ mod tests {
             ProbeReport::COMMAND,
             CheckReport::COMMAND,
             SweepReport::COMMAND,
+            ProveReport::COMMAND,
             BenchResult::COMMAND,
             OltpReport::COMMAND,
             TuneReport::COMMAND,
             OltpSide::COMMAND,
             SlowlogReport::COMMAND,
+            ReplayReport::COMMAND,
             ChecksumReport::COMMAND,
             TraceReport::COMMAND,
             MergeReport::COMMAND,

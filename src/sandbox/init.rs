@@ -2,7 +2,7 @@
 //! tool (`mysqld --initialize-insecure`, or `mariadb-install-db`).
 
 use super::process::{find_binary, tail};
-use super::profile::{Profile, CAPACITY};
+use super::profile::{Profile, CAPACITY, CAPACITY_THREADS};
 use crate::db::ServerVersion;
 use crate::error::Fix;
 use anyhow::{Context, Result};
@@ -23,9 +23,15 @@ pub(super) fn my_cnf(dir: &Path, port: u16, ver: &ServerVersion, profile: &Profi
     if !ver.is_mariadb() && ver.major >= 8 {
         s.push_str("mysqlx=OFF\ndisable-log-bin\n");
     }
-    s.push_str("# Room for CAPACITY_THREADS client threads (see sandbox/profile.rs).\n");
+    s.push_str(&format!(
+        "# Room for {CAPACITY_THREADS} client threads: one connection each, and every\n\
+         # connection's prepared statements (every sandbox; a profile may override).\n"
+    ));
     for (k, v) in CAPACITY {
         s.push_str(&format!("{k}={v}\n"));
+    }
+    if !profile.vars().is_empty() {
+        s.push_str(&format!("# Profile {}:\n", profile.name()));
     }
     for (k, v) in profile.vars() {
         s.push_str(&format!("{k}={v}\n"));

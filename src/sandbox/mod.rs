@@ -25,6 +25,7 @@
 
 pub mod cli;
 mod init;
+pub mod live;
 mod process;
 mod profile;
 mod render;
@@ -33,7 +34,7 @@ mod trust;
 
 pub use crate::change::server::runs_from;
 pub use profile::{Profile, CAPACITY, CAPACITY_THREADS};
-pub use report::SandboxReport;
+pub use report::{Advised, Copied, SandboxReport};
 
 use crate::change::ServerStarted;
 use crate::db::{ConnSpec, ServerVersion};
@@ -67,6 +68,16 @@ pub struct SandboxOpts {
     /// Keep DIR after stop.
     pub keep: bool,
     pub timeout: Duration,
+    /// Starting a sandbox kept by `stop --keep`: take the profile its
+    /// manifest recorded instead of [`SandboxOpts::profile`] (`sandbox
+    /// start` without `--profile`).
+    pub recorded_profile: bool,
+    /// Likewise the port it recorded, when that port is still free
+    /// (`sandbox start` without `--port`; a taken one is said, and a free
+    /// one used).
+    pub recorded_port: bool,
+    /// `--from-live`: the data comes from this server (a new DIR only).
+    pub from_live: Option<live::Live>,
 }
 
 impl SandboxOpts {
@@ -77,6 +88,9 @@ impl SandboxOpts {
             port: None,
             keep: false,
             timeout: Duration::from_secs(120),
+            recorded_profile: false,
+            recorded_port: false,
+            from_live: None,
         }
     }
 }
@@ -91,6 +105,11 @@ pub struct State {
     pub server_binary: PathBuf,
     pub version: String,
     pub profile: String,
+    /// The profile's variables as written to my.cnf, so a kept sandbox
+    /// started again without `--profile` gets the same server (absent in
+    /// manifests written before they were recorded, and for `default`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profile_vars: Vec<(String, String)>,
     pub keep: bool,
     /// The server process as innotune started it (start time, executable,
     /// command line): only a process that still matches is stopped.
@@ -103,6 +122,31 @@ pub struct State {
 }
 
 impl State {
+    /// The profile this sandbox was started with, for starting it again:
+    /// its recorded variables, or (manifests from before they were
+    /// recorded) the built-in profile of that name.
+    pub fn recorded_profile(&self) -> Result<Profile> {
+        if self.profile == "default" || !self.profile_vars.is_empty() {
+            return Ok(if self.profile_vars.is_empty() {
+                Profile::Default
+            } else {
+                Profile::Vars {
+                    name: self.profile.clone(),
+                    vars: self.profile_vars.clone(),
+                }
+            });
+        }
+        match self.profile.as_str() {
+            // `after` without its variables: derived again by check.
+            "before" | "after" => Profile::parse(&self.profile),
+            other => Err(Fix::new(
+                format!("this kept sandbox was started with --profile {other}, whose variables it did not record"),
+                format!("give --profile {other} (or another) again"),
+            )
+            .into()),
+        }
+    }
+
     /// Is the server innotune recorded here running, provably (pid, start
     /// time, executable and command line as recorded, naming DIR/my.cnf)?
     pub fn server_running(&self, dir: &Path) -> bool {
@@ -169,7 +213,7 @@ pub struct Sandbox {
 
 /// `dir` from the root: the path the server's `--defaults-file` names,
 /// and so the one its journal entries and `runs_from` compare.
-fn absolute(dir: &Path) -> Result<PathBuf> {
+pub fn absolute(dir: &Path) -> Result<PathBuf> {
     Ok(if dir.is_absolute() {
         dir.to_path_buf()
     } else {
@@ -196,6 +240,10 @@ impl Sandbox {
     /// Connect as root over the socket (no password: the sandbox is private).
     pub fn conn_spec(&self) -> ConnSpec {
         ConnSpec::socket(&self.state.socket, "root")
+    }
+    /// What its manifest records.
+    pub fn state(&self) -> &State {
+        &self.state
     }
     pub fn error_log(&self) -> PathBuf {
         self.dir.join("error.log")
@@ -252,6 +300,7 @@ impl Sandbox {
         opts: SandboxOpts,
         spawn: &mut dyn FnMut(Command) -> Result<Child>,
     ) -> Result<Sandbox> {
+        underived(&opts.profile)?;
         let dir = absolute(&opts.dir)?;
         let sock = socket_path(&dir);
         if sock.as_os_str().len() > MAX_SOCKET_PATH {
@@ -286,7 +335,8 @@ impl Sandbox {
             fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
             open_dir(&dir, true)?
         };
-        let reuse = match load_state(&sdir, true)? {
+        let recorded = load_state(&sdir, true)?;
+        let reuse = match &recorded {
             Some(st) => {
                 if st.server_running(&dir) {
                     anyhow::bail!(Fix::new(
@@ -331,7 +381,25 @@ impl Sandbox {
                 )
             })?;
         let ver = binary_version(&server)?;
-        let port = free_port(opts.port)?;
+        let mut opts = opts;
+        let mut wanted_port = opts.port;
+        if let Some(st) = recorded.as_ref().filter(|_| reuse) {
+            if opts.recorded_profile {
+                opts.profile = st.recorded_profile()?;
+            }
+            if opts.recorded_port && wanted_port.is_none() {
+                match free_port(Some(st.port)) {
+                    Ok(p) => wanted_port = Some(p),
+                    Err(_) => crate::output::warn(format!(
+                        "port {} that {} used before is taken now: starting on a free one (--port N to choose)",
+                        st.port,
+                        dir.display()
+                    )),
+                }
+            }
+        }
+        underived(&opts.profile)?;
+        let port = free_port(wanted_port)?;
         let cnf = dir.join("my.cnf");
         let state = State {
             pid: 0,
@@ -340,6 +408,7 @@ impl Sandbox {
             server_binary: server.clone(),
             version: ver.raw.clone(),
             profile: opts.profile.name().to_string(),
+            profile_vars: opts.profile.vars().to_vec(),
             keep: opts.keep,
             server: None,
             dir_id: Some(sdir.id()),
@@ -365,8 +434,22 @@ impl Sandbox {
                 init::my_cnf(&dir, port, &ver, &opts.profile).as_bytes(),
             )
             .with_context(|| format!("writing {}", cnf.display()))?;
+        if reuse && opts.from_live.is_some() {
+            anyhow::bail!(Fix::new(
+                format!(
+                    "{} holds a kept sandbox; --from-live copies into a new one",
+                    dir.display()
+                ),
+                "give --dir a new or empty directory"
+            ));
+        }
         if !reuse {
-            init::initialise(&server, &ver, &cnf, &dir)?;
+            match &opts.from_live {
+                Some(l) if l.method == live::CopyMethod::Backup => {
+                    l.backup_into(&dir, &dir.join("data"))?
+                }
+                _ => init::initialise(&server, &ver, &cnf, &dir)?,
+            }
         }
         let mut cmd = Command::new(&server);
         cmd.arg(format!("--defaults-file={}", cnf.display()))
@@ -413,6 +496,15 @@ impl Sandbox {
                             sb.state.server = Some(id);
                         }
                         sb.write_state()?;
+                        if let Some(l) = opts
+                            .from_live
+                            .as_ref()
+                            .filter(|l| l.method == live::CopyMethod::Logical)
+                        {
+                            // A failed load drops `sb`: the server is
+                            // stopped and DIR removed.
+                            l.dump_into(&dir, &cnf)?;
+                        }
                         return Ok(sb);
                     }
                 }
@@ -547,6 +639,24 @@ impl Sandbox {
     }
 }
 
+/// `after` is check's advice, derived by `check::sandbox::start` before a
+/// server starts with it: refused here as it is.
+fn underived(p: &Profile) -> Result<()> {
+    if p.needs_advice() {
+        anyhow::bail!(Fix::new(
+            "the `after` profile is check's advice for this host, derived before a sandbox starts with it",
+            "start it with innotune::check::sandbox::start (as `innotune sandbox start --profile after` does)"
+        ));
+    }
+    Ok(())
+}
+
+/// The profile the kept sandbox in `dir` recorded (None when `dir` holds
+/// no sandbox of the running user's, or it recorded no profile to reuse).
+pub fn recorded_profile(dir: &Path) -> Option<Profile> {
+    read_state(dir).ok()?.recorded_profile().ok()
+}
+
 fn not_a_sandbox(dir: &Path) -> anyhow::Error {
     Fix::new(
         format!("{} is not an innotune sandbox (no {MARKER})", dir.display()),
@@ -568,7 +678,7 @@ impl Drop for Sandbox {
 
 /// The manifest of the sandbox in `dir`, read only when `dir` and the
 /// manifest are provably the running user's (`trust.rs`).
-pub(crate) fn read_state(dir: &Path) -> Result<State> {
+pub fn read_state(dir: &Path) -> Result<State> {
     let sdir = open_dir(dir, false)?;
     load_state(&sdir, false)?.ok_or_else(|| not_a_sandbox(dir))
 }

@@ -1,6 +1,15 @@
 //! Server variables a sandbox starts with: named profiles (`default`,
 //! `before`, `after`) or a file of `name = value` lines, and the client
 //! capacity every profile gets.
+//!
+//! `before` is a fixed table (a stock server as commonly found); `after` is
+//! not a table at all: it is what `innotune check` recommends for a server
+//! started with `before` on this host, under the sandbox's own directory
+//! (its RAM, the device and filesystem under DIR). The sandbox layer cannot
+//! run check (it sits below it), so [`Profile::After`] stands for it until
+//! `check::sandbox::start` has started the sandbox with `before`, run
+//! check's rules against it, and restarted it with `before` plus every
+//! server variable check recommends.
 
 use crate::error::Fix;
 use anyhow::Result;
@@ -30,11 +39,17 @@ pub const CAPACITY: &[(&str, &str)] = &[
 pub enum Profile {
     /// The server's compiled-in defaults (plus [`CAPACITY`], as every profile).
     Default,
-    /// A named set (`before`, `after`) or the contents of a file.
+    /// A named set (`before`, or `after` once derived) or the contents of
+    /// a file.
     Vars {
         name: String,
         vars: Vec<(String, String)>,
     },
+    /// `after`, not yet derived: [`BEFORE`] plus what check recommends for
+    /// it on this host (`check::sandbox::start` derives it; a sandbox is
+    /// never started with it as is). `extra` are variables that win over
+    /// check's advice (sweep's `--oltp-buffer-pool`, sized to its data).
+    After { extra: Vec<(String, String)> },
 }
 
 /// The practice's "before" table: a stock-sized server as commonly found.
@@ -49,34 +64,13 @@ const BEFORE: &[(&str, &str)] = &[
     ("innodb_flush_neighbors", "1"),
 ];
 
-/// The practice's "after" table: sized buffer pool and redo, O_DIRECT,
-/// io_capacity for SSDs, no neighbour flushing. Durability unchanged
-/// (flush_log_at_trx_commit=1): a tuning must not trade safety for speed.
-const AFTER: &[(&str, &str)] = &[
-    ("innodb_buffer_pool_size", "1G"),
-    ("innodb_log_file_size", "512M"),
-    ("innodb_log_buffer_size", "64M"),
-    ("innodb_flush_log_at_trx_commit", "1"),
-    ("innodb_flush_method", "O_DIRECT"),
-    ("innodb_io_capacity", "2000"),
-    ("innodb_io_capacity_max", "4000"),
-    ("innodb_flush_neighbors", "0"),
-];
-
 impl Profile {
     /// `default`, `before`, `after`, or a path to a file of `name = value` lines.
     pub fn parse(s: &str) -> Result<Profile> {
-        let named = |name: &str, t: &[(&str, &str)]| Profile::Vars {
-            name: name.to_string(),
-            vars: t
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        };
         match s {
             "default" | "defaults" => Ok(Profile::Default),
-            "before" => Ok(named("before", BEFORE)),
-            "after" => Ok(named("after", AFTER)),
+            "before" => Ok(Profile::before()),
+            "after" => Ok(Profile::After { extra: Vec::new() }),
             path => {
                 let text = fs::read_to_string(path).map_err(|e| {
                     Fix::new(
@@ -114,7 +108,40 @@ impl Profile {
         match self {
             Profile::Default => "default",
             Profile::Vars { name, .. } => name,
+            Profile::After { .. } => "after",
         }
+    }
+
+    /// The `before` profile, which `after` is derived from.
+    pub fn before() -> Profile {
+        Profile::Vars {
+            name: "before".into(),
+            vars: BEFORE
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    /// `after`, derived: [`BEFORE`], then `advised` (check's recommended
+    /// values), then the variables that win over them.
+    pub fn derived(&self, advised: &[(String, String)]) -> Profile {
+        let mut vars = Profile::before().vars().to_vec();
+        for (k, v) in advised.iter().chain(self.vars()) {
+            match vars.iter_mut().find(|(n, _)| n == k) {
+                Some(e) => e.1 = v.clone(),
+                None => vars.push((k.clone(), v.clone())),
+            }
+        }
+        Profile::Vars {
+            name: "after".into(),
+            vars,
+        }
+    }
+
+    /// `after` still to be derived by check ([`Profile::After`]).
+    pub fn needs_advice(&self) -> bool {
+        matches!(self, Profile::After { .. })
     }
 
     /// The value the profile sets for server variable `name`, if any
@@ -135,15 +162,53 @@ impl Profile {
         let (pname, mut vars) = match self {
             Profile::Default => ("default".to_string(), Vec::new()),
             Profile::Vars { name, vars } => (name, vars),
+            Profile::After { mut extra } => {
+                extra.push((name.to_string(), value.to_string()));
+                return Profile::After { extra };
+            }
         };
         vars.push((name.to_string(), value.to_string()));
         Profile::Vars { name: pname, vars }
     }
 
-    pub(super) fn vars(&self) -> &[(String, String)] {
+    /// The variables written to my.cnf (for [`Profile::After`], only those
+    /// that win over check's advice: it is derived before it is written).
+    pub fn vars(&self) -> &[(String, String)] {
         match self {
             Profile::Default => &[],
             Profile::Vars { vars, .. } => vars,
+            Profile::After { extra } => extra,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `after` is `before`, then check's values, then the variables that
+    /// win over them (sweep's buffer pool); never written underived.
+    #[test]
+    fn after_is_before_then_advice_then_extra() {
+        let p = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let after = Profile::parse("after").unwrap();
+        assert!(after.needs_advice() && after.vars().is_empty());
+        assert_eq!(after.name(), "after");
+        let sized = after.with_var("innodb_buffer_pool_size", "33554432");
+        assert!(sized.needs_advice());
+        let d = sized.derived(&[
+            p("innodb_flush_method", "O_DIRECT"),
+            p("innodb_buffer_pool_size", "1G"),
+            p("slow_query_log", "ON"),
+        ]);
+        assert!(!d.needs_advice());
+        assert_eq!(d.name(), "after");
+        assert_eq!(d.var("innodb_flush_method"), Some("O_DIRECT"));
+        assert_eq!(d.var("innodb_buffer_pool_size"), Some("33554432"));
+        assert_eq!(d.var("slow_query_log"), Some("ON"));
+        assert_eq!(d.var("innodb_log_file_size"), Some("48M"), "before's");
+        // Nothing advised: `after` holds exactly `before`'s values.
+        let same = Profile::parse("after").unwrap().derived(&[]);
+        assert_eq!(same.vars(), Profile::before().vars());
     }
 }

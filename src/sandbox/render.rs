@@ -8,6 +8,20 @@ impl crate::export::Report for SandboxReport {
     const COMMAND: &'static str = "sandbox";
 
     fn document(&self) -> Document {
+        if self.gone {
+            let mut doc = Document::new(format!("sandbox {}", self.dir));
+            let mut kv = KeyValues::new();
+            kv.add(
+                "state",
+                Cell::text(format!(
+                    "gone: {} does not exist (a plain stop removes it; or it was never started)",
+                    self.dir
+                ))
+                .tone(Tone::Bad),
+            );
+            doc.key_values(kv);
+            return doc;
+        }
         let state = match (self.action.as_ref(), self.running) {
             ("stop", _) if self.kept => Cell::text(format!("stopped (kept {})", self.dir)),
             ("stop", _) => Cell::text("stopped and removed"),
@@ -24,6 +38,46 @@ impl crate::export::Report for SandboxReport {
             .add("port", format!("{} (127.0.0.1)", self.port))
             .add("version", self.version.as_str())
             .add("profile", self.profile.as_str());
+        match &self.advised {
+            Some(a) if a.is_empty() => {
+                kv.add(
+                    "check's advice",
+                    "none for a `before` server on this host: `after` is `before`",
+                );
+            }
+            Some(a) => {
+                kv.add(
+                    "check's advice",
+                    format!(
+                        "`after` is `before` with {}",
+                        a.iter()
+                            .map(|x| format!("{} = {} ({})", x.name, x.value, x.finding))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+            None => {}
+        }
+        if let Some(c) = &self.copied {
+            kv.add(
+                "copied from",
+                format!(
+                    "{} by {} ({}: {})",
+                    c.from,
+                    match c.method {
+                        super::live::CopyMethod::Backup => "mariadb-backup",
+                        _ => "mysqldump",
+                    },
+                    crate::units::fmt_size(c.bytes),
+                    if c.schemas.is_empty() {
+                        "no schemas but the system ones".to_string()
+                    } else {
+                        c.schemas.join(", ")
+                    }
+                ),
+            );
+        }
         if self.running {
             // DIR/my.cnf carries a [client] group with the socket and user.
             let client = if self.version.to_ascii_lowercase().contains("mariadb") {

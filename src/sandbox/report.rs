@@ -1,14 +1,11 @@
-//! The `sandbox` command: its typed report, and options → its [`Command`] impl.
+//! The `sandbox` command's typed report. (Its [`crate::command::Command`]
+//! impl is `check::sandbox`: `--profile after` runs check's rules.)
 
-use super::{cli, read_state, socket_path, Profile, Sandbox, SandboxOpts, State};
-use crate::command::{Command, Env};
-use crate::db::ConnSpec;
+use super::State;
 use crate::error::exit;
-use anyhow::Result;
 use serde::Serialize;
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 /// What `innotune sandbox start|stop|status` reports.
 #[derive(Debug, Serialize, serde::Deserialize)]
@@ -24,10 +21,44 @@ pub struct SandboxReport {
     pub version: String,
     pub profile: String,
     pub kept: bool,
+    /// `status`: DIR does not exist (a plain `stop` removed it, or it was
+    /// never started); the other fields are empty.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gone: bool,
+    /// `start --from-live`: what was copied, and how.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copied: Option<Copied>,
+    /// `start --profile after`: the server variables check recommended for
+    /// a `before` server here, which `after` sets on top of `before`
+    /// (empty: check recommended none, so `after` is `before`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advised: Option<Vec<Advised>>,
+}
+
+/// One server variable `after` sets because check recommends it.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Advised {
+    pub name: String,
+    pub value: String,
+    /// The id of check's finding (`server.flush_method`, …).
+    pub finding: String,
+}
+
+/// The live server's data copied into the sandbox.
+#[derive(Debug, Serialize, serde::Deserialize)]
+pub struct Copied {
+    /// `backup` (mariadb-backup) or `logical` (mysqldump).
+    pub method: super::live::CopyMethod,
+    /// The non-system schemas (the backup copies the system ones too).
+    pub schemas: Vec<String>,
+    /// Their data and indexes, as information_schema.tables says.
+    pub bytes: u64,
+    /// Where the live server was reached (no password).
+    pub from: String,
 }
 
 impl SandboxReport {
-    fn new(action: &'static str, dir: &Path, st: &State, running: bool) -> SandboxReport {
+    pub fn new(action: &'static str, dir: &Path, st: &State, running: bool) -> SandboxReport {
         SandboxReport {
             action: action.into(),
             dir: dir.display().to_string(),
@@ -38,6 +69,9 @@ impl SandboxReport {
             version: st.version.clone(),
             profile: st.profile.clone(),
             kept: st.keep,
+            gone: false,
+            copied: None,
+            advised: None,
         }
     }
 }
@@ -52,70 +86,4 @@ impl SandboxReport {
             exit::OK
         }
     }
-}
-
-/// `innotune sandbox`: start, stop or inspect the sandbox the arguments name.
-impl Command for cli::SandboxArgs {
-    type Report = SandboxReport;
-
-    fn execute(_env: &Env, args: Self) -> Result<SandboxReport> {
-        act(args)
-    }
-}
-
-fn act(args: cli::SandboxArgs) -> Result<SandboxReport> {
-    use cli::SandboxAction::*;
-    match args.action {
-        Start(a) => {
-            let opts = SandboxOpts {
-                dir: a.dir.dir.clone(),
-                profile: Profile::parse(&a.profile)?,
-                port: a.port,
-                keep: a.keep,
-                timeout: Duration::from_secs(a.timeout),
-            };
-            let sb = Sandbox::start(opts)?;
-            let dir = sb.dir().to_path_buf();
-            let st = sb.detach();
-            Ok(SandboxReport::new("start", &dir, &st, true))
-        }
-        Stop(a) => {
-            let dir = absolute(&a.dir.dir)?;
-            let mut sb = Sandbox::attach(&dir)?;
-            let running = sb.is_running();
-            // `--keep` on this stop, or `start --keep` for the server that
-            // is running now. A sandbox already stopped and kept is removed
-            // by a plain `stop`: keeping is what a stop does to a running
-            // server, not a property that sticks to DIR.
-            let keep = a.keep || (running && sb.state.keep);
-            sb.set_keep(keep);
-            let st = sb.state.clone();
-            sb.stop()?;
-            let mut r = SandboxReport::new("stop", &dir, &st, false);
-            r.kept = keep;
-            Ok(r)
-        }
-        Status(a) => {
-            let dir = absolute(&a.dir)?;
-            let mut st = read_state(&dir)?;
-            let running = st.server_running(&dir);
-            if running {
-                // DIR's own socket, never one the manifest names.
-                if let Ok(mut c) = ConnSpec::socket(socket_path(&dir), "root").connect() {
-                    if let Ok(v) = crate::db::server_version(&mut c) {
-                        st.version = v.raw;
-                    }
-                }
-            }
-            Ok(SandboxReport::new("status", &dir, &st, running))
-        }
-    }
-}
-
-fn absolute(p: &Path) -> Result<PathBuf> {
-    Ok(if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()?.join(p)
-    })
 }

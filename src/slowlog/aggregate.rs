@@ -35,8 +35,10 @@ impl Default for Stat {
 }
 
 impl Stat {
+    // Sums saturate: a forged log of 2⁶⁴−1 rows twice must not wrap (or
+    // panic); a real log's sums are far below.
     fn add(&mut self, v: u64) {
-        self.sum += v;
+        self.sum = self.sum.saturating_add(v);
         self.min = self.min.min(v);
         self.max = self.max.max(v);
     }
@@ -49,7 +51,7 @@ impl Stat {
         }
     }
     fn merge(&mut self, o: &Stat) {
-        self.sum += o.sum;
+        self.sum = self.sum.saturating_add(o.sum);
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
     }
@@ -74,14 +76,14 @@ impl LogBuckets {
             (((v / MIN_T).ln() / BASE_LN) as usize + 1).min(MAX_BUCKET - 1)
         }
     }
-    fn add(&mut self, v: u64) {
+    pub fn add(&mut self, v: u64) {
         let i = Self::index(v);
         if self.0.len() <= i {
             self.0.resize(i + 1, 0);
         }
         self.0[i] += 1;
     }
-    fn merge(&mut self, o: &LogBuckets) {
+    pub fn merge(&mut self, o: &LogBuckets) {
         if self.0.len() < o.0.len() {
             self.0.resize(o.0.len(), 0);
         }
@@ -368,14 +370,28 @@ pub struct Aggregator {
     /// The database of the last entry that named one (`use`), inherited.
     pub last_db: Option<Vec<u8>>,
     last_ts: Option<i64>,
+    /// Records longer than this are not digested (see [`Self::oversized`]).
+    max_entry: usize,
+    /// The size of the first record longer than the limit, if any: the
+    /// reader then refuses the log (a statement that long is not what a
+    /// slow log holds, and fingerprinting it would cost its size again).
+    pub oversized: Option<usize>,
 }
 
 impl Aggregator {
     pub fn new(filter: Filter) -> Self {
         Aggregator {
             filter,
+            max_entry: usize::MAX,
             ..Default::default()
         }
+    }
+
+    /// Records longer than `bytes` are not digested; [`Self::oversized`]
+    /// says the first one's size.
+    pub fn with_max_entry(mut self, bytes: usize) -> Self {
+        self.max_entry = bytes;
+        self
     }
 
     /// Add everything in `region` (entry-aligned bytes; `at_eof`: it ends
@@ -385,9 +401,17 @@ impl Aggregator {
     }
 
     pub fn parsed(&mut self, p: Parsed<'_>) {
+        let size = match &p {
+            Parsed::Entry(e) => e.size,
+            Parsed::Malformed { size } => *size,
+        };
+        if size > self.max_entry {
+            self.oversized.get_or_insert(size);
+            return;
+        }
         let mut e = match p {
             Parsed::Entry(e) => e,
-            Parsed::Malformed => {
+            Parsed::Malformed { .. } => {
                 self.totals.malformed += 1;
                 return;
             }
@@ -409,10 +433,10 @@ impl Aggregator {
         }
         let t = &mut self.totals;
         t.entries += 1;
-        t.query_time += qt;
-        t.lock_time += e.lock_time;
-        t.rows_sent += e.rows_sent;
-        t.rows_examined += e.rows_examined;
+        t.query_time = t.query_time.saturating_add(qt);
+        t.lock_time = t.lock_time.saturating_add(e.lock_time);
+        t.rows_sent = t.rows_sent.saturating_add(e.rows_sent);
+        t.rows_examined = t.rows_examined.saturating_add(e.rows_examined);
         t.with_plan += u64::from(e.plan);
         t.first_ts = opt_min(t.first_ts, e.ts);
         t.last_ts = opt_max(t.last_ts, e.ts);
@@ -433,13 +457,16 @@ impl Aggregator {
         t.entries += o.totals.entries;
         t.malformed += o.totals.malformed;
         t.filtered_out += o.totals.filtered_out;
-        t.query_time += o.totals.query_time;
-        t.lock_time += o.totals.lock_time;
-        t.rows_sent += o.totals.rows_sent;
-        t.rows_examined += o.totals.rows_examined;
+        t.query_time = t.query_time.saturating_add(o.totals.query_time);
+        t.lock_time = t.lock_time.saturating_add(o.totals.lock_time);
+        t.rows_sent = t.rows_sent.saturating_add(o.totals.rows_sent);
+        t.rows_examined = t.rows_examined.saturating_add(o.totals.rows_examined);
         t.with_plan += o.totals.with_plan;
         t.first_ts = opt_min(t.first_ts, o.totals.first_ts);
         t.last_ts = opt_max(t.last_ts, o.totals.last_ts);
+        if self.oversized.is_none() {
+            self.oversized = o.oversized;
+        }
         for (k, c) in o.classes {
             match self.index.get(&k) {
                 Some(&i) => self.classes[i].1.merge(c),

@@ -8,8 +8,11 @@
 //! - [`report`]: the typed result; [`render`]: its document.
 //!
 //! Flow: [`cli::SlowlogArgs`] → its [`Command`] impl → [`digest`] →
-//! [`report::SlowlogReport`] → exporters.
+//! [`report::SlowlogReport`] → exporters. `--capture` is its own command
+//! ([`capture::Capture`]): journaled server variables for a window, then
+//! [`capture::CaptureReport`].
 pub mod aggregate;
+pub mod capture;
 pub mod cli;
 pub mod fingerprint;
 pub mod input;
@@ -203,6 +206,26 @@ fn filter_of(args: &SlowlogArgs) -> Result<Filter> {
 
 /// Options → the report; the dispatcher renders it.
 pub fn digest(args: &SlowlogArgs) -> Result<SlowlogReport> {
+    let Some(file) = args.file.as_deref() else {
+        return Err(Fix::new(
+            "slowlog needs a FILE (or - for stdin) unless --capture is given",
+            "give the slow log's path, or --capture 60s with the server's connection options",
+        )
+        .into());
+    };
+    let c = &args.conn;
+    if c.socket.is_some()
+        || c.host.is_some()
+        || c.port.is_some()
+        || c.user.is_some()
+        || c.defaults_file.is_some()
+    {
+        return Err(Fix::new(
+            "connection options are for --capture: reading a FILE connects to no server",
+            "leave out --socket/--host/--port/--user/--defaults-file, or give --capture 60s instead of FILE",
+        )
+        .into());
+    }
     let order = match args.sort {
         Some(s) => Order::of_sort(s),
         None => Order::parse(&args.order_by)?,
@@ -220,7 +243,11 @@ pub fn digest(args: &SlowlogArgs) -> Result<SlowlogReport> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let started = Instant::now();
-    let read = input::read(&args.file, threads, &filter)?;
+    let limit = input::Limit {
+        bytes: args.max_entry_size,
+        flag: "--max-entry-size",
+    };
+    let read = input::read(file, threads, &filter, limit)?;
     let elapsed_s = started.elapsed().as_secs_f64();
     let agg = read.agg;
     let totals = agg.totals;
@@ -240,8 +267,9 @@ pub fn digest(args: &SlowlogArgs) -> Result<SlowlogReport> {
         .map(|(i, (fp, c))| ClassReport::new(i + 1, fp, c, &totals))
         .collect();
     Ok(SlowlogReport {
-        source: args.file.display().to_string(),
+        source: file.display().to_string(),
         gzip: read.gzip,
+        stopped: read.stopped,
         read_bytes: read.bytes,
         threads: read.threads,
         elapsed_s,

@@ -62,6 +62,12 @@ pub struct Entry<'a> {
     /// The statement (without its final `;`), or `administrator command: X`.
     pub query: &'a [u8],
     pub admin: bool,
+    /// Bytes of the record (header and statement).
+    pub size: usize,
+    /// A time or count attribute whose value is not a number that fits
+    /// (`Query_time: abc`, `1e400`, a `Rows_sent` past 2⁶⁴): the entry is
+    /// malformed, never read as 0.
+    pub bad_value: bool,
 }
 
 /// What one entry turned out to be.
@@ -71,9 +77,12 @@ pub struct Entry<'a> {
 #[derive(Debug)]
 pub enum Parsed<'a> {
     Entry(Entry<'a>),
-    /// Something that is not a whole entry (no statement, no `Query_time`):
-    /// counted and skipped.
-    Malformed,
+    /// Something that is not a whole entry (no statement, no `Query_time`,
+    /// or an attribute whose value is not a number): counted and skipped.
+    /// `size`: its bytes.
+    Malformed {
+        size: usize,
+    },
 }
 
 /// The first `needle` in `hay`: memchr for its first byte, then a compare.
@@ -117,6 +126,11 @@ pub fn next_boundary(buf: &[u8], from: usize) -> usize {
         .find(|&sep| is_boundary(buf, sep))
         .map_or(buf.len(), |sep| sep + 2)
 }
+
+/// How many bytes before new data a stream searches again for a boundary:
+/// a separator, and the `# administrator command:` that may follow it,
+/// straddling the old and the new.
+pub const BOUNDARY_LOOKAHEAD: usize = SEP.len() + ADMIN.len();
 
 /// The last entry start in `buf` (past its first byte), if any: where a
 /// stream can cut what it has read so far.
@@ -290,7 +304,9 @@ fn entry(c: &[u8], at_eof: bool) -> (Parsed<'_>, Option<&[u8]>) {
         }
         break;
     }
+    e.size = rest.map_or(c.len(), |r| c.len() - r.len());
     let parsed = match query {
+        _ if e.bad_value => Parsed::Malformed { size: e.size },
         Some(q) if !q.is_empty() && !no_header_yet => {
             e.query = q;
             Parsed::Entry(e)
@@ -299,7 +315,7 @@ fn entry(c: &[u8], at_eof: bool) -> (Parsed<'_>, Option<&[u8]>) {
             e.query = NO_QUERY;
             Parsed::Entry(e)
         }
-        _ => Parsed::Malformed,
+        _ => Parsed::Malformed { size: e.size },
     };
     (parsed, rest)
 }
@@ -384,11 +400,23 @@ pub fn seconds_ns(v: &[u8]) -> Option<u64> {
     whole.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
+/// A decimal count; `None` when it is not one or does not fit in 64 bits.
 fn num_u(v: &[u8]) -> Option<u64> {
-    if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
+    if v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')))
+    v.iter().try_fold(0u64, |n, &d| {
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
+}
+
+/// `v`, or `None` marking the entry malformed: an attribute the digest
+/// sums must be a number, never read as 0.
+fn valid<T>(v: Option<T>, e: &mut Entry<'_>) -> Option<T> {
+    if v.is_none() {
+        e.bad_value = true;
+    }
+    v
 }
 
 fn yes(v: &[u8]) -> bool {
@@ -397,12 +425,12 @@ fn yes(v: &[u8]) -> bool {
 
 fn set_attribute<'a>(key: &[u8], v: &'a [u8], e: &mut Entry<'a>) {
     match key {
-        b"Query_time" => e.query_time = seconds_ns(v),
-        b"Lock_time" => e.lock_time = seconds_ns(v).unwrap_or(0),
-        b"Rows_sent" => e.rows_sent = num_u(v).unwrap_or(0),
-        b"Rows_examined" => e.rows_examined = num_u(v).unwrap_or(0),
-        b"Rows_affected" => e.rows_affected = num_u(v),
-        b"Bytes_sent" => e.bytes_sent = num_u(v),
+        b"Query_time" => e.query_time = valid(seconds_ns(v), e),
+        b"Lock_time" => e.lock_time = valid(seconds_ns(v), e).unwrap_or(0),
+        b"Rows_sent" => e.rows_sent = valid(num_u(v), e).unwrap_or(0),
+        b"Rows_examined" => e.rows_examined = valid(num_u(v), e).unwrap_or(0),
+        b"Rows_affected" => e.rows_affected = valid(num_u(v), e),
+        b"Bytes_sent" => e.bytes_sent = valid(num_u(v), e),
         b"Thread_id" => e.thread_id = num_u(v),
         b"Schema" if !v.is_empty() => e.schema = Some(v),
         b"QC_hit" | b"QC_Hit" => e.qc_hit = yes(v),
@@ -551,7 +579,7 @@ mod tests {
         let mut bad = 0;
         for_each(s.as_bytes(), true, |p| match p {
             Parsed::Entry(e) => q.push(String::from_utf8_lossy(e.query).into_owned()),
-            Parsed::Malformed => bad += 1,
+            Parsed::Malformed { .. } => bad += 1,
         });
         (q, bad)
     }
@@ -562,6 +590,27 @@ mod tests {
         assert_eq!(seconds_ns(b"12"), Some(12_000_000_000));
         assert_eq!(seconds_ns(b"1.5"), Some(1_500_000_000));
         assert_eq!(seconds_ns(b"x"), None);
+    }
+
+    #[test]
+    fn values_that_are_not_numbers_make_the_entry_malformed() {
+        let entry = |attrs: &str| {
+            format!("# Time: 241125 16:00:01\n# User@Host: a[a] @ h []\n# {attrs}\nSELECT 1;\n")
+        };
+        let ok = "Query_time: 1.5  Lock_time: 0  Rows_sent: 18446744073709551615  Rows_examined: 0";
+        assert_eq!(parse(&entry(ok)), (vec!["SELECT 1".into()], 0));
+        for bad in [
+            "Query_time: abc  Lock_time: 0  Rows_sent: 0  Rows_examined: 0",
+            "Query_time: 1e400  Lock_time: 0  Rows_sent: 0  Rows_examined: 0",
+            "Query_time: 1  Lock_time: 0  Rows_sent: 18446744073709551616  Rows_examined: 0",
+            "Query_time: 1  Lock_time: 0  Rows_sent: 0  Rows_examined: -3",
+            "Query_time: 1  Lock_time: x  Rows_sent: 0  Rows_examined: 0",
+            "Query_time: 99999999999999999999  Lock_time: 0  Rows_sent: 0  Rows_examined: 0",
+        ] {
+            assert_eq!(parse(&entry(bad)), (vec![], 1), "{bad}");
+        }
+        assert_eq!(num_u(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(num_u(b"018446744073709551615"), Some(u64::MAX));
     }
 
     #[test]
@@ -594,7 +643,7 @@ mod tests {
                 true,
                 |p| match p {
                     Parsed::Entry(e) => q.push(e.query.to_vec()),
-                    Parsed::Malformed => bad += 1,
+                    Parsed::Malformed { .. } => bad += 1,
                 },
             );
             (q, bad)

@@ -4,7 +4,7 @@
 
 use super::report::{ClassReport, RowsMetric, SlowlogReport, TimeMetric};
 use crate::export::doc::{
-    Cell, ChartKind, Column, Document, KeyValues, Line, Point, Series, Table,
+    Cell, ChartKind, Column, Document, KeyValues, Line, Point, Series, Table, Tone,
 };
 use crate::export::Report;
 use std::collections::BTreeMap;
@@ -75,6 +75,9 @@ impl SlowlogReport {
         }
         kv.add("Order", self.order_by.clone());
         d.key_values(kv);
+        if let Some(why) = &self.stopped {
+            d.note(Tone::Warn, format!("Incomplete: {why}"));
+        }
 
         let mut p = Table::new(vec![
             Column::num("Rank", None),

@@ -11,6 +11,10 @@ pub struct SlowlogReport {
     /// The file as given (`-` for stdin).
     pub source: String,
     pub gzip: bool,
+    /// Where reading stopped before the end of the input (a gzip stream cut
+    /// short or corrupt): the digest covers what came before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     /// Bytes read (decompressed bytes for gzip).
     pub read_bytes: u64,
     pub threads: usize,

@@ -12,9 +12,11 @@
 //! nothing changed; the comparison's interval comes from the exact rank
 //! test itself.
 pub mod compare;
+pub mod effect;
 pub mod sequential;
 
 pub use compare::{compare, CompareOpts, Comparison, Direction, Verdict};
+pub use effect::{compare_effect, Effect};
 
 use rand::rngs::SmallRng;
 use rand::Rng;

@@ -1,6 +1,6 @@
 pub use super::options::Objective;
 use super::options::{Progress, SweepOptions};
-use super::server::OltpSettings;
+use crate::trial::server::OltpSettings;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -32,7 +32,7 @@ use std::path::PathBuf;
 /// 2 error (settings restored).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes: 0 the recommendation is what the devices hold now (including \"keep the current setting: it was not measured\"); 1 it differs (a pending change); 2 error (devices restored, nothing left behind).\nExamples:\n  innotune sweep /data\n  innotune sweep /data --schedulers none,mq-deadline --workload mixed --objective latency --choose\n  innotune sweep /data --schedulers none,none --budget 5m      (A/A: how noisy is this host?)\n  innotune sweep /data --schedulers none,mq-deadline --workload mixed --sequential --trial 3s   (stops once the answer is clear)\n  innotune sweep /data --size 512m --workload page-read --workload oltp_read_write\nJSON fields: docs/json-sweep.md."
+    after_help = "Exit codes: 0 the recommendation is what the devices hold now (including \"keep the current setting: it was not measured\"); 1 it differs (a pending change); 2 error (devices restored, nothing left behind).\nExamples:\n  innotune sweep /data\n  innotune sweep /data --schedulers none,mq-deadline --workload mixed --objective latency --choose\n  innotune sweep /data --schedulers none,none --budget 7m      # A/A: how noisy is this host? (the four default workloads need 6m35s)\n  innotune sweep /data --schedulers none,mq-deadline --workload mixed --sequential --trial 3s   # stops once the answer is clear\n  innotune sweep /data --size 512m --workload page-read --workload oltp_read_write\nJSON fields: docs/json-sweep.md."
 )]
 pub struct SweepArgs {
     /// A directory on the filesystem to test; work files go in a temporary
@@ -66,9 +66,11 @@ pub struct SweepArgs {
     #[arg(long = "workload", value_name = "NAME|FILE")]
     pub workloads: Vec<String>,
 
-    /// Rounds: trials per candidate and workload (at least 4). A fixed
-    /// design runs exactly this many (default 5); with --sequential it is
-    /// the most rounds (default 10).
+    /// Rounds: trials per candidate and workload. A fixed design runs
+    /// exactly this many (default 5); with --sequential it is the most
+    /// rounds (default 10). Each verdict needs p ≤ 0.05 / workloads, which
+    /// the exact rank test reaches from 4 rounds with one workload and 5
+    /// with two to six (4 rounds: p ≥ 0.029); fewer are refused.
     #[arg(long)]
     pub rounds: Option<u32>,
 
@@ -80,13 +82,14 @@ pub struct SweepArgs {
     /// against it, or it stalled where the current setting never did);
     /// ties run to --rounds or the budget. The report names the round of
     /// each verdict.
-    /// Pair it with short trials (--trial 3s): the exact rank test needs
-    /// 5 rounds for a verdict (6 with four workloads).
+    /// Pair it with short trials (--trial 3s): with at most 10 rounds the
+    /// first look that can cross is round 5 with one workload, 6 with four
+    /// (the report names it: "verdicts possible from round N").
     #[arg(long)]
     pub sequential: bool,
 
-    /// Measured window of each trial.
-    #[arg(long, default_value = "10s", value_parser = crate::units::parse_duration)]
+    /// Measured window of each trial (at least 1s).
+    #[arg(long, default_value = "10s", value_parser = parse_trial)]
     pub trial: std::time::Duration,
 
     /// Warm-up before each measured window (excluded from results).
@@ -160,8 +163,10 @@ pub struct OltpArgs {
     pub oltp_table_size: u32,
 
     /// Server variables of the sandbox: `default` (the server's own),
-    /// `before`, `after` (see `innotune sandbox start --help`) or a file
-    /// of `name = value` lines.
+    /// `before`, `after` (check's advice for a `before` server on this
+    /// host, derived as the sandbox starts; its buffer pool is the one
+    /// below; see `innotune sandbox start --help`) or a file of
+    /// `name = value` lines.
     #[arg(long, value_name = "NAME|FILE", default_value = "default")]
     pub sandbox_profile: String,
 
@@ -208,6 +213,22 @@ impl SweepArgs {
     }
 }
 
+/// The shortest `--trial`: a shorter window holds too few I/Os to rank
+/// anything (and `0` or `1ms` used to run 1 s trials without a word).
+pub const MIN_TRIAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// `--trial`: a duration of at least [`MIN_TRIAL`].
+fn parse_trial(s: &str) -> Result<std::time::Duration, String> {
+    let d = crate::units::parse_duration(s).map_err(|e| e.to_string())?;
+    if d < MIN_TRIAL {
+        return Err(format!(
+            "--trial {s} is shorter than the shortest trial, {} s: so short a window measures too few I/Os to rank the settings (fix: give --trial 1s or more, e.g. --trial 3s --sequential for short trials)",
+            MIN_TRIAL.as_secs()
+        ));
+    }
+    Ok(d)
+}
+
 /// A positive fio-style size.
 fn parse_file_size(s: &str) -> Result<u64, String> {
     match crate::units::parse_size(s) {
@@ -237,7 +258,23 @@ pub fn parse_min_effect(s: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_min_effect;
+    use super::{parse_min_effect, parse_trial};
+
+    /// Issue 39: `--trial 0` and `--trial 1ms` silently ran 1 s trials.
+    #[test]
+    fn a_trial_below_the_minimum_is_refused_with_a_fix() {
+        for s in ["0", "1ms", "999ms", "0.5"] {
+            let e = parse_trial(s).unwrap_err();
+            assert!(
+                e.contains("shorter than the shortest trial, 1 s") && e.contains("fix:"),
+                "{s}: {e}"
+            );
+        }
+        assert_eq!(parse_trial("1").unwrap().as_secs(), 1);
+        assert_eq!(parse_trial("3s").unwrap().as_secs(), 3);
+        assert!(parse_trial("400d").unwrap_err().contains("out of range"));
+        assert!(parse_trial("nan").unwrap_err().contains("not a number"));
+    }
 
     #[test]
     fn min_effect_forms() {

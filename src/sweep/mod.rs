@@ -9,17 +9,16 @@
 //! on return, on error, on a signal, and by `innotune restore` after a
 //! crash.
 pub mod cli;
-pub mod diskstats;
 pub mod options;
 pub mod plan;
 pub mod recommend;
 pub mod report;
-pub mod server;
-pub mod space;
 pub mod target;
-pub mod trials;
 pub mod verdicts;
 pub mod workload;
+
+/// The experiment's parts sweep shares with `prove`, where they always were.
+pub use crate::trial::{diskstats, server, space, trials};
 
 pub use options::{Event, Progress, SweepOptions, DEFAULT_WORKLOADS};
 pub use report::SweepReport;
@@ -30,10 +29,8 @@ use crate::error::Fix;
 use crate::host::Host;
 use crate::journal::Guard;
 use crate::stats::CompareOpts;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use plan::Candidate;
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
 use std::time::Instant;
 use target::{attr, Device};
 use workload::{Spec, TrialWorkload};
@@ -88,22 +85,9 @@ pub fn execute(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepRe
 
 fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> {
     let started = Instant::now();
-    let path = &opts.path;
-    if !path.is_dir() {
-        return Err(Fix::new(
-            format!("{} is not a directory", path.display()),
-            "give a directory on the filesystem to test; work files go in a temporary subdirectory",
-        )
-        .into());
-    }
-    let path = path
-        .canonicalize()
-        .with_context(|| format!("resolving {}", path.display()))?;
     // Work files live in a directory we create (so it is certainly ours)
-    // and journal, so even a crash leaves nothing behind after `restore`;
-    // never in or around a live server's datadir.
-    let workdir = path.join(format!(".innotune-sweep.{}", std::process::id()));
-    crate::safety::refuse_near_datadir(host, &workdir, "sweep's work directory")?;
+    // and journal; never in or around a live server's datadir.
+    let (path, workdir) = crate::trial::work_path(host, &opts.path, "sweep")?;
     let (stack, devices) = target::devices_under(host, &path)?;
     let devices = target::only(devices, &opts.devices, &path)?;
     let cands = plan::candidates(&opts, &devices)?;
@@ -211,14 +195,6 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
         .collect::<Result<_>>()?;
 
     let dev_names: Vec<String> = devices.iter().map(|d| d.name.clone()).collect();
-    let trace_targets = if opts.trace {
-        dev_names
-            .iter()
-            .map(|n| crate::trace::capture::target(host, n))
-            .collect::<Result<Vec<_>>>()?
-    } else {
-        Vec::new()
-    };
     let copts = CompareOpts {
         min_effect: opts.min_effect,
         seed,
@@ -233,86 +209,41 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
             current.is_none() && opts.choose,
         )
     });
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
-    let mut trials = Vec::with_capacity(plan.trials);
-    let rounds_started = Instant::now();
-    let mut stopped_after: Option<u32> = None;
-    for round in 0..plan.rounds {
-        let mut order: Vec<usize> = (0..cands.len()).collect();
-        order.shuffle(&mut rng);
-        for &ci in &order {
-            let c = &cands[ci];
-            apply(guard, host, &devices, c)?;
-            let mut worder: Vec<usize> = (0..workloads.len()).collect();
-            worder.shuffle(&mut rng);
-            for &wi in &worder {
-                let w = &*workloads[wi];
-                progress.event(Event::Trial {
-                    round,
-                    rounds: plan.rounds,
-                    candidate: c.label.clone(),
-                    workload: w.name().to_string(),
-                    index: trials.len() + 1,
-                    total: plan.trials,
-                });
-                let under = || format!("{} under {}", w.name(), c.label);
-                let (m, split, before) = if opts.trace {
-                    // The capture covers the window only, so the warm-up
-                    // is a run of its own here.
-                    if !plan.warmup.is_zero() {
-                        w.warm_up(plan.warmup)
-                            .with_context(|| format!("warm-up of {}", under()))?;
-                    }
-                    let before = diskstats::snapshot(host)?;
-                    let (m, t) =
-                        crate::trace::split::while_running(host, guard, &trace_targets, || {
-                            w.measure(plan.trial)
-                        })?;
-                    (m, crate::trace::split::splits(&t), before)
-                } else {
-                    let mut before = None;
-                    let m = w.warm_and_measure(plan.warmup, plan.trial, &mut || {
-                        before = Some(diskstats::snapshot(host));
-                    });
-                    let before = match before {
-                        Some(b) => b?,
-                        // The run ended before its window opened: its error says why.
-                        None => diskstats::snapshot(host)?,
-                    };
-                    (m, Vec::new(), before)
-                };
-                let m = m.with_context(under)?;
-                let after = diskstats::snapshot(host)?;
-                let mut trial = trials::Trial::new(
-                    round,
-                    trials.len(),
-                    &c.label,
-                    w.name(),
-                    w.unit(),
-                    m,
-                    &diskstats::delta(&before, &after, &dev_names),
-                );
-                trial.trace = split;
-                trial.host_cpu = diskstats::host_cpu(&before, &after);
-                trials.push(trial);
-            }
-        }
-        if let Some(s) = seq.as_mut() {
-            if s.look(
-                &trials,
+    let arms: Vec<crate::trial::Arm> = cands.iter().map(|c| arm(&devices, c)).collect();
+    let design = crate::trial::Design {
+        rounds: plan.rounds,
+        trial: plan.trial,
+        warmup: plan.warmup,
+        total: plan.trials,
+        seed,
+        trace: opts.trace,
+    };
+    let outcome = crate::trial::run(
+        host,
+        guard,
+        &arms,
+        &workloads,
+        &dev_names,
+        &design,
+        &progress,
+        &mut |trials, rounds| match seq.as_mut() {
+            Some(s) => s.look(
+                trials,
                 &cands,
                 baseline,
                 &names,
                 opts.objective,
                 &copts,
-                round + 1,
-            ) {
-                stopped_after = Some(round + 1);
-                break;
-            }
-        }
-    }
-    let rounds_s = rounds_started.elapsed().as_secs_f64();
+                rounds,
+            ),
+            None => false,
+        },
+    )?;
+    let crate::trial::Outcome {
+        trials,
+        stopped_after,
+        rounds_s,
+    } = outcome;
     progress.event(Event::Restoring);
     drop(workloads);
     // Stopped before the devices are put back: its shutdown flush is
@@ -349,7 +280,9 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
         opts.objective,
         opts.choose,
     );
+    let not_on_device = crate::trial::not_on_device(host, &path, &trials, &names);
     Ok(SweepReport {
+        not_on_device,
         path,
         stack,
         baseline: cands[baseline].label.clone(),
@@ -378,27 +311,27 @@ fn sweep(host: &Host, guard: &Guard, opts: SweepOptions) -> Result<SweepReport> 
     })
 }
 
-/// Put candidate `c` on every device: scheduler first (it resets
-/// nr_requests), then the extra dimensions. Unchanged values are not
-/// rewritten (a rewrite would reset nr_requests for nothing).
-fn apply(guard: &Guard, host: &Host, devices: &[Device], c: &Candidate) -> Result<()> {
+/// Candidate `c` as the engine's arm: on every device, the scheduler
+/// first (switching it resets nr_requests), then the extra dimensions.
+/// The engine writes only values that differ (a rewrite of the scheduler
+/// would reset nr_requests for nothing).
+fn arm(devices: &[Device], c: &Candidate) -> crate::trial::Arm {
+    let mut settings = Vec::new();
     for d in devices {
-        let sched = attr(&d.name, "scheduler");
-        let now = crate::change::sysfs::read_value(host, std::path::Path::new(&sched))
-            .unwrap_or_default();
-        if now != c.scheduler {
-            guard.apply(host, Box::new(SysfsAttr::set(sched, &c.scheduler)))?;
+        let set = |name: &str, value: String| crate::trial::Setting::Sysfs {
+            path: attr(&d.name, name).into(),
+            value,
+        };
+        settings.push(set("scheduler", c.scheduler.clone()));
+        if let Some(v) = c.nr_requests {
+            settings.push(set("nr_requests", v.to_string()));
         }
-        let nr = c.nr_requests.map(|v| v.to_string());
-        let ra = c.read_ahead_kb.map(|v| v.to_string());
-        for (name, v) in [("nr_requests", nr), ("read_ahead_kb", ra)] {
-            if let Some(v) = v {
-                let p = attr(&d.name, name);
-                if host.read_trim(&p).ok().as_deref() != Some(v.as_str()) {
-                    guard.apply(host, Box::new(SysfsAttr::set(p, &v)))?;
-                }
-            }
+        if let Some(v) = c.read_ahead_kb {
+            settings.push(set("read_ahead_kb", v.to_string()));
         }
     }
-    Ok(())
+    crate::trial::Arm {
+        label: c.label.clone(),
+        settings,
+    }
 }

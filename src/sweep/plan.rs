@@ -11,6 +11,30 @@ use std::time::Duration;
 /// Fewest rounds that can ever give a verdict: the exact rank test's
 /// smallest two-sided p-value is 2/C(2R,R) = 0.1 at R = 3, 0.029 at R = 4.
 pub const MIN_ROUNDS: u32 = 4;
+
+/// Fewest rounds at which a verdict is possible at all with `workloads`
+/// workloads: each comparison runs at the corrected level alpha / W
+/// (0.05 / 2 = 0.025, which 4 rounds cannot reach: 2/C(8,4) = 0.029), so
+/// 4 rounds with one workload, 5 with two to six. With `sequential` the
+/// group-sequential boundary must also have a look that can cross within
+/// that many rounds at most ([`crate::stats::sequential::Boundaries::first_look`]).
+pub fn rounds_needed(workloads: usize, sequential: bool) -> u32 {
+    let level = crate::stats::CompareOpts::default().alpha / workloads.max(1) as f64;
+    let mut r = MIN_ROUNDS;
+    while !crate::stats::effect::reachable(r as usize, r as usize, level) {
+        r += 1;
+    }
+    if sequential {
+        while r < crate::stats::sequential::MAX_ROUNDS
+            && crate::stats::sequential::Boundaries::new(level, r)
+                .first_look()
+                .is_none()
+        {
+            r += 1;
+        }
+    }
+    r
+}
 /// Time per trial outside the windows: switching, file reuse, snapshots.
 const OVERHEAD: Duration = Duration::from_millis(250);
 const MAX_BUDGET_ROUNDS: u32 = 20;
@@ -367,14 +391,38 @@ pub struct Request<'a> {
 /// setting, the kernel default, the class rule's choice); below two
 /// candidates at 4 rounds, refuse with the budget the plan needs.
 pub fn plan(req: &Request) -> Result<Plan> {
-    let rounds = req.rounds;
-    if rounds < MIN_ROUNDS {
+    let w_count = req.workloads.len().max(1);
+    // The fewest rounds at which the corrected level alpha / W is reachable
+    // (a --sequential design's boundary included).
+    let need = if req.rounds < MIN_ROUNDS {
+        MIN_ROUNDS
+    } else {
+        rounds_needed(w_count, req.sequential)
+    };
+    let level = crate::stats::CompareOpts::default().alpha / w_count as f64;
+    if req.rounds < need && (req.budget.is_none() || req.rounds < MIN_ROUNDS) {
+        let why = if req.sequential {
+            "its sequential boundary has no look that can cross".to_string()
+        } else {
+            format!(
+                "the exact rank test's smallest p-value is {:.3}",
+                crate::stats::effect::smallest_p(req.rounds as usize, req.rounds as usize)
+            )
+        };
         return Err(Fix::new(
-            format!("--rounds {rounds} can never show a significant difference"),
-            format!("use at least {MIN_ROUNDS} rounds (5 is the default)"),
+            format!(
+                "--rounds {} can never show a significant difference with {w_count} workload{}: each verdict needs p ≤ {} (0.05 / {w_count}), and {why}",
+                req.rounds,
+                if w_count == 1 { "" } else { "s" },
+                crate::export::text::fmt_num(level),
+            ),
+            format!("use --rounds {need} or more"),
         )
         .into());
     }
+    // With a budget, rounds are planned (overriding --rounds as needed):
+    // never below what a verdict needs.
+    let rounds = req.rounds.max(need);
     if req.sequential && rounds > crate::stats::sequential::MAX_ROUNDS {
         return Err(Fix::new(
             format!(
@@ -390,7 +438,6 @@ pub fn plan(req: &Request) -> Result<Plan> {
     }
     let (trial, warmup, budget) = (req.trial, req.warmup, req.budget);
     let n = req.candidates.len();
-    let w_count = req.workloads.len().max(1);
     let (floor_name, floor) = longest_min_trial(req.workloads);
     // Never shorten below what the workloads need; a --trial shorter than
     // that is the user's choice and is kept as given.
@@ -496,7 +543,7 @@ pub fn plan(req: &Request) -> Result<Plan> {
                 ),
             ));
         }
-        for r in [rounds, MIN_ROUNDS] {
+        for r in [rounds, need] {
             let slot = b.as_secs_f64() / (r as f64 * per_round as f64) - OVERHEAD.as_secs_f64();
             // Split the slot 5:1 between window and warm-up, warm-up capped
             // at --warmup, window at least the workloads' minimum.
@@ -534,18 +581,18 @@ pub fn plan(req: &Request) -> Result<Plan> {
     // Two candidates at 4 rounds of the shortest trial the workloads allow,
     // with a warm-up of a sixth of the slot (the split above).
     let slot = floor.as_secs_f64() * 6.0 / 5.0 + OVERHEAD.as_secs_f64();
-    let need = Duration::from_secs_f64(slot * (MIN_ROUNDS as usize * 2 * w_count) as f64);
+    let need_t = Duration::from_secs_f64(slot * (need as usize * 2 * w_count) as f64);
     Err(Fix::new(
         format!(
-            "budget {} is too small: the plan needs at least {} (4 rounds of 2 candidates × {w_count} workload{} at {} trials, the shortest {floor_name} allows)",
+            "budget {} is too small: the plan needs at least {} ({need} rounds of 2 candidates × {w_count} workload{} at {} trials, the shortest {floor_name} allows)",
             fmt_d(b),
-            fmt_d(need + Duration::from_secs(1)),
+            fmt_d(need_t + Duration::from_secs(1)),
             if w_count == 1 { "" } else { "s" },
             fmt_d(floor)
         ),
         format!(
             "give --budget {} or more, or fewer workloads",
-            fmt_d(need + Duration::from_secs(1))
+            fmt_d(need_t + Duration::from_secs(1))
         ),
     )
     .into())
@@ -652,6 +699,28 @@ mod tests {
         assert!(plan_for(3, s(10), s(2), None, &FOUR, 2).is_err());
     }
 
+    /// Four rounds cannot reach 0.05 / 2 (2/C(8,4) = 0.029): refused with
+    /// the rounds needed, as 3 rounds are; a budget plans at least those.
+    #[test]
+    fn rounds_that_cannot_reach_the_corrected_level_are_refused() {
+        assert_eq!(rounds_needed(1, false), 4);
+        assert_eq!(rounds_needed(2, false), 5);
+        assert_eq!(rounds_needed(4, false), 5);
+        assert_eq!(rounds_needed(7, false), 6);
+        let two = ["page-read", "mixed"];
+        let e = plan_for(4, s(2), s(2), None, &two, 2)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--rounds 4 can never") && e.contains("0.025") && e.contains("--rounds 5"),
+            "{e}"
+        );
+        assert!(plan_for(5, s(2), s(2), None, &two, 2).is_ok());
+        assert!(plan_for(4, s(2), s(2), None, &["page-read"], 2).is_ok());
+        let p = plan_for(4, s(2), s(2), Some(s(3600)), &two, 2).unwrap();
+        assert!(p.rounds >= 5, "{p:?}");
+    }
+
     #[test]
     fn budget_is_respected() {
         // 2 candidates × 2 workloads, 12.25 s each → 49 s per round; the
@@ -671,9 +740,10 @@ mod tests {
             "{p:?}"
         );
         assert!(p.note.contains("shortened"), "{}", p.note);
-        let p = plan_for(5, s(10), s(2), Some(s(100)), &ws, 2).unwrap();
-        assert_eq!(p.rounds, 4, "{p:?}");
-        assert!(p.trial >= s(4) && p.estimated <= s(100), "{p:?}");
+        // Two workloads: never below the 5 rounds a verdict at 0.025 needs.
+        let p = plan_for(5, s(10), s(2), Some(s(110)), &ws, 2).unwrap();
+        assert_eq!(p.rounds, 5, "{p:?}");
+        assert!(p.trial >= s(4) && p.estimated <= s(110), "{p:?}");
         assert_eq!(p.min_trial, min_trial("mixed"));
         let e = plan_for(5, s(10), s(2), Some(s(60)), &ws, 2)
             .unwrap_err()
@@ -726,10 +796,13 @@ mod tests {
             e.contains("budget 3m00s is too small") && e.contains("page-write"),
             "{e}"
         );
-        assert!(e.contains("5m16s"), "names the budget it needs: {e}");
+        assert!(
+            e.contains("6m35s"),
+            "names the budget it needs (5 rounds at 0.05 / 4): {e}"
+        );
         assert!(!e.contains('\n'), "one line: {e}");
         // That budget does fit, with two candidates and 8 s trials.
-        let p = req(&FOUR, 316).unwrap();
+        let p = req(&FOUR, 395).unwrap();
         assert!(p.trial >= s(8) && p.kept == vec![0, 1], "{p:?}");
 
         let p = req(&["mixed", "page-read", "fsync-4k"], 180).unwrap();

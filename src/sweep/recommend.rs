@@ -35,15 +35,15 @@
 //! windows with no read at all; a stall shorter than the window hid below
 //! the p99 (one read of ~30 000), so sweeps that caught a whole-window stall
 //! and sweeps that did not answered differently (6 of 10 alike,
-//! 2026-11-27 08:50; [`super::trials::stall_limit_ns`]). The veto is
+//! 2026-11-27 08:50; [`crate::trial::trials::stall_limit_ns`]). The veto is
 //! one-sided, as the rest of the rule: it can only keep what the host runs.
 
 use super::options::Objective;
 use super::plan::Candidate;
 use super::target::Device;
-use super::trials::Trial;
 use super::verdicts::{starves_alone, WorkloadVerdict};
 use crate::stats::Verdict;
+use crate::trial::trials::Trial;
 use serde::Serialize;
 
 /// Keep what the devices hold, or change it.
@@ -432,12 +432,12 @@ fn unmeasured(
 
 #[cfg(test)]
 mod tests {
-    use super::super::trials::tests::bench_trial;
-    use super::super::trials::Trial;
     use super::super::verdicts::tests::cand;
     use super::super::verdicts::{pairwise, verdicts};
     use super::*;
     use crate::stats::CompareOpts;
+    use crate::trial::trials::tests::bench_trial;
+    use crate::trial::trials::Trial;
 
     fn dev(name: &str, sched: &str, default: &str) -> Device {
         Device {

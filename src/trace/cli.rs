@@ -13,7 +13,7 @@ use std::path::PathBuf;
 /// default output).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes: 0 ok (also when Ctrl-C ends the capture: the report covers the window); 2 error.\nExamples:\n  innotune trace /var/lib/mysql --duration 10s\n  innotune trace --device vda --device loop0 --duration 30s --format json\n  innotune trace --input saved.trace\nJSON fields: docs/json-trace.md."
+    after_help = "Exit codes: 0 ok (also when Ctrl-C, SIGTERM or SIGHUP ends the capture: the report covers the window up to the first signal; more signals do not cut it short); 2 error.\nExamples:\n  innotune trace /var/lib/mysql --duration 10s\n  innotune trace --device vda --device loop0 --duration 30s --format json\n  innotune trace --input saved.trace\nJSON fields: docs/json-trace.md."
 )]
 pub struct TraceArgs {
     /// Trace the disks under the filesystem holding PATH.
@@ -24,7 +24,7 @@ pub struct TraceArgs {
     #[arg(long = "device", value_delimiter = ',', value_name = "NAME")]
     pub devices: Vec<String>,
 
-    /// How long to capture (default: until Ctrl-C).
+    /// How long to capture, more than 0 (default: until Ctrl-C).
     #[arg(long, value_parser = crate::units::parse_duration)]
     pub duration: Option<std::time::Duration>,
 
@@ -36,7 +36,9 @@ pub struct TraceArgs {
           conflicts_with = "input")]
     pub buffer_kb: u32,
 
-    /// Analyse a saved trace instead of capturing (`-` for stdin).
+    /// Analyse a saved trace instead of capturing: a regular file, or `-`
+    /// for stdin. A `trace` snapshot whose per-CPU buffers overwrote older
+    /// events is analysed over the window every CPU covers.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["path", "devices", "duration"])]
     pub input: Option<PathBuf>,
 }

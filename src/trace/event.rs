@@ -134,8 +134,16 @@ pub struct Event {
 }
 
 impl Event {
+    /// One past the last sector (saturating: a decoded record may hold
+    /// any sector; the text parsers refuse a range past 2⁶⁴).
     pub fn end(&self) -> u64 {
-        self.sector + self.nr_sectors as u64
+        self.sector.saturating_add(self.nr_sectors as u64)
+    }
+
+    /// Does `[sector, sector + nr)` fit below 2⁶⁴? A flush's completion
+    /// prints sector 2⁶⁴−1 with no data, which does.
+    pub fn range_fits(&self) -> bool {
+        self.nr_sectors == 0 || self.sector.checked_add(self.nr_sectors as u64).is_some()
     }
 }
 
@@ -163,6 +171,17 @@ pub fn parse_line(line: &str) -> Line {
     parse_blkparse(t)
 }
 
+/// The CPU and time of a tracefs `block_*` line (`… [003] d.h1. 1.5: block_…`):
+/// the time is the word before the event's name, the CPU the last
+/// `[N]` word before it (a comm may hold brackets, never after the CPU).
+pub fn tracefs_cpu_and_time(line: &str) -> Option<(u32, u64)> {
+    let pos = line.find(": block_")?;
+    let mut words = line[..pos].rsplit(' ').filter(|w| !w.is_empty());
+    let time = parse_time(words.next()?.trim_end_matches(':'))?;
+    let cpu = words.find_map(|w| w.strip_prefix('[')?.strip_suffix(']')?.parse::<u32>().ok())?;
+    Some((cpu, time))
+}
+
 /// Seconds with 6 (tracefs) or 9 (blkparse) decimals → nanoseconds.
 fn parse_time(s: &str) -> Option<u64> {
     let (secs, frac) = s.split_once('.').unwrap_or((s, ""));
@@ -178,7 +197,8 @@ fn parse_time(s: &str) -> Option<u64> {
     for _ in frac.len()..9 {
         ns *= 10;
     }
-    Some(secs * 1_000_000_000 + ns)
+    // A time past 2⁶⁴ ns (584 years) is not a trace clock's: unparsed.
+    secs.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
 /// The action a block tracepoint stands for (btt's letters): the text
@@ -234,7 +254,11 @@ fn parse_payload(p: &str) -> Option<(Dev, Rwbs, u64, u32)> {
     for w in words.by_ref() {
         if w == "+" {
             let sector = parse_sector(prev?)?;
-            let nr = words.next()?.parse().ok()?;
+            let nr: u32 = words.next()?.parse().ok()?;
+            // A range past the last sector is no I/O: unparsed, counted.
+            if nr > 0 && sector.checked_add(nr as u64).is_none() {
+                return None;
+            }
             return Some((dev, rwbs, sector, nr));
         }
         prev = Some(w);
@@ -281,8 +305,8 @@ fn parse_blkparse(t: &str) -> Line {
     let rwbs = Rwbs::parse(rwbs);
     let rest: Vec<&str> = w.take(3).collect();
     let (sector, nr) = match rest.as_slice() {
-        [s, "+", n, ..] => match (parse_sector(s), n.parse()) {
-            (Some(s), Ok(n)) => (s, n),
+        [s, "+", n, ..] => match (parse_sector(s), n.parse::<u32>()) {
+            (Some(s), Ok(n)) if n == 0 || s.checked_add(n as u64).is_some() => (s, n),
             _ => return Line::Unparsed,
         },
         // A zero-length request (a flush): `C FWS 0 [0]`.
@@ -356,6 +380,19 @@ mod tests {
             parse_line("   fio-1 [000] ..... x: block_rq_issue: 8,0 R 0 () 8 + 8 [fio]"),
             Line::Unparsed
         );
+    }
+
+    #[test]
+    fn cpu_and_time_of_tracefs_lines() {
+        assert_eq!(
+            tracefs_cpu_and_time("  fio [1]-4242    [003] ..... 1234.567890: block_rq_issue: 259,0 WS 4096 () 2048 + 8 none,0,0 [fio]"),
+            Some((3, 1_234_567_890_000))
+        );
+        assert_eq!(
+            tracefs_cpu_and_time("  kworker/u16:2-123   (  123) [011] d..1  5.000001: block_rq_insert: 8,0 W 0 () 1000 + 16 [kworker/u16:2]"),
+            Some((11, 5_000_001_000))
+        );
+        assert_eq!(tracefs_cpu_and_time("# tracer: nop"), None);
     }
 
     #[test]

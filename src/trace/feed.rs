@@ -117,6 +117,90 @@ impl Feeder {
     }
 }
 
+/// What a saved tracefs `trace` file says about the time every CPU's
+/// buffer covers.
+///
+/// The `trace` file is a snapshot of per-CPU ring buffers. Once a buffer
+/// is full the kernel overwrites its oldest events, one CPU at a time and
+/// with no `LOST` marker, so each CPU's surviving events begin at a
+/// different time: a bio queued on one CPU before another CPU's first
+/// surviving event may have had its completion there, overwritten. The
+/// header's `entries-in-buffer/entries-written: A/B` says whether that
+/// happened (A < B); then only the window every CPU covers, from the
+/// latest of the CPUs' first events, can be analysed. Without the header
+/// (trace_pipe, blkparse: read as they were written) nothing is cut.
+#[derive(Debug, Default)]
+pub struct Coverage {
+    /// `entries-in-buffer/entries-written` of the header.
+    pub entries: Option<(u64, u64)>,
+    /// The earliest block event of each CPU.
+    pub first_by_cpu: std::collections::BTreeMap<u32, u64>,
+    events_seen: bool,
+}
+
+impl Coverage {
+    /// Look at one line; `false` once the rest cannot matter (the first
+    /// event came with no overwritten buffer before it).
+    pub fn line(&mut self, s: &str) -> bool {
+        if let Some(rest) = s.strip_prefix("# entries-in-buffer/entries-written:") {
+            let pair = rest.split_whitespace().next().unwrap_or("");
+            if let Some((a, b)) = pair.split_once('/') {
+                if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
+                    self.entries = Some((a, b));
+                }
+            }
+            return true;
+        }
+        if let Some((cpu, t)) = super::event::tracefs_cpu_and_time(s) {
+            self.events_seen = true;
+            let first = self.first_by_cpu.entry(cpu).or_insert(t);
+            *first = (*first).min(t);
+        }
+        !self.events_seen || self.overwritten() > 0
+    }
+
+    /// Events the buffers overwrote (written − still in the buffer).
+    pub fn overwritten(&self) -> u64 {
+        self.entries.map_or(0, |(a, b)| b.saturating_sub(a))
+    }
+
+    /// When events were overwritten and the CPUs' first events differ:
+    /// the start of the window every CPU covers (the latest first event)
+    /// and that CPU.
+    pub fn window_start(&self) -> Option<(u64, u32)> {
+        if self.overwritten() == 0 {
+            return None;
+        }
+        let earliest = *self.first_by_cpu.values().min()?;
+        let (cpu, start) = self.first_by_cpu.iter().max_by_key(|(_, t)| **t)?;
+        (*start > earliest).then_some((*start, *cpu))
+    }
+
+    /// The earliest event of any CPU.
+    pub fn earliest(&self) -> Option<u64> {
+        self.first_by_cpu.values().min().copied()
+    }
+
+    /// Scan `r` to its end (or until the answer is known).
+    pub fn scan(r: &mut dyn std::io::BufRead) -> std::io::Result<Coverage> {
+        let mut c = Coverage::default();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if r.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            let Ok(s) = std::str::from_utf8(&line) else {
+                continue;
+            };
+            if !c.line(s.trim_end_matches(['\n', '\r'])) {
+                break;
+            }
+        }
+        Ok(c)
+    }
+}
+
 /// `CPU:1 [LOST 123 EVENTS]` → 123.
 fn lost(s: &str) -> Option<u64> {
     let rest = &s[s.find("[LOST ")? + 6..];
@@ -126,6 +210,28 @@ fn lost(s: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn coverage_cuts_only_where_buffers_were_overwritten() {
+        let body = "\
+ a-1 [000] ..... 10.000000: block_bio_queue: 7,0 R 8 + 8 [a]
+ a-1 [000] ..... 10.500000: block_bio_queue: 7,0 R 16 + 8 [a]
+ b-2 [001] ..... 11.040000: block_rq_complete: 7,0 R () 16 + 8 none,0,0 [0]
+";
+        let scan = |text: &str| Coverage::scan(&mut text.as_bytes()).unwrap();
+        let full = scan(&format!(
+            "# entries-in-buffer/entries-written: 3/3   #P:2\n{body}"
+        ));
+        assert_eq!((full.overwritten(), full.window_start()), (0, None));
+        let over = scan(&format!(
+            "# entries-in-buffer/entries-written: 3/9000   #P:2\n{body}"
+        ));
+        assert_eq!(over.overwritten(), 8997);
+        assert_eq!(over.window_start(), Some((11_040_000_000, 1)));
+        assert_eq!(over.earliest(), Some(10_000_000_000));
+        // No header (trace_pipe): nothing is known to be missing.
+        assert_eq!(scan(body).window_start(), None);
+    }
 
     #[test]
     fn lines_split_across_reads_are_joined() {

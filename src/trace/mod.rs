@@ -60,14 +60,24 @@ impl Command for cli::TraceArgs {
 }
 
 fn capture_cli(env: &Env, args: cli::TraceArgs) -> Result<TraceReport> {
+    if args.duration == Some(Duration::ZERO) {
+        return Err(Fix::new(
+            "--duration 0 would capture nothing",
+            "give a duration such as --duration 10s, or leave it out to trace until Ctrl-C",
+        )
+        .into());
+    }
     let targets = resolve_targets(&env.host, args.path.as_deref(), &args.devices)?;
     // Ctrl-C (or SIGTERM/SIGHUP) ends the capture and the report covers
-    // the window so far; a second one exits at once (then `innotune
-    // restore` removes the instance). Caught before the journal begins, so
-    // the journal leaves signals to us.
+    // the window so far. Further signals change nothing: GNU `timeout`
+    // sends two at once, and the rest (the last read, removing the
+    // instance, unmounting tracefs if we mounted it) is bounded: the
+    // instance's removal gives up after 3 s. Caught before the journal
+    // begins, so the journal leaves signals to us; after the handle drops
+    // signal-hook ignores them, so rendering the report is not cut short.
     let _catch = env
         .stop
-        .catch(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])?;
+        .catch_all(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])?;
     let guard = env.guard()?;
     let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
     let pb = env.progress.status_line();
@@ -152,21 +162,66 @@ pub fn execute(
     }
 }
 
+/// Open `--input`: a regular file (anything else is refused before it is
+/// read: a FIFO would block, a directory or device is no saved trace), or
+/// stdin (`-`) spooled to an unnamed temporary file, since the file is
+/// read twice ([`feed::Coverage`], then the analysis).
+fn open_input(path: &Path) -> Result<std::fs::File> {
+    use std::io::Seek;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    if path == Path::new("-") {
+        let mut spool = tempfile::tempfile().context("creating a temporary file for stdin")?;
+        std::io::copy(&mut std::io::stdin().lock(), &mut spool).context("reading stdin")?;
+        spool.rewind()?;
+        return Ok(spool);
+    }
+    let fix = "give a saved trace file (tracefs trace/trace_pipe text or blkparse output), or - for stdin";
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; the type is
+    // checked on what was opened, not on a name that could change since.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Fix::new(format!("cannot open --input {}: {e}", path.display()), fix))?;
+    let t = f
+        .metadata()
+        .map_err(|e| Fix::new(format!("cannot stat --input {}: {e}", path.display()), fix))?
+        .file_type();
+    if !t.is_file() {
+        let what = if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_socket() {
+            "a socket"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(Fix::new(
+            format!("--input {} is {what}, not a saved trace", path.display()),
+            "save the trace to a file first (cat /sys/kernel/tracing/trace > saved.trace) and give that file, or pipe it to --input -",
+        )
+        .into());
+    }
+    Ok(f)
+}
+
 /// Analyse a saved trace (`-` is stdin).
 pub fn from_file(path: &Path) -> Result<TraceReport> {
+    use std::io::Seek;
+    let mut f = open_input(path)?;
+    let read_err = || format!("reading {}", path.display());
+    let coverage =
+        feed::Coverage::scan(&mut std::io::BufReader::new(&mut f)).with_context(read_err)?;
+    f.rewind().with_context(read_err)?;
     let mut feeder = Feeder::default();
-    let read = if path == Path::new("-") {
-        feeder.read_all(&mut std::io::stdin().lock())
-    } else {
-        let mut f = std::fs::File::open(path).map_err(|e| {
-            Fix::new(
-                format!("cannot open --input {}: {e}", path.display()),
-                "give a saved trace file (tracefs trace/trace_pipe text or blkparse output)",
-            )
-        })?;
-        feeder.read_all(&mut f)
-    };
-    read.with_context(|| format!("reading {}", path.display()))?;
+    let cut = coverage.window_start();
+    if let Some((start, _)) = cut {
+        feeder.analyzer.set_window_start(start);
+    }
+    feeder.read_all(&mut f).with_context(read_err)?;
     let lines = feeder.lines;
     if lines.events == 0 {
         return Err(Fix::new(
@@ -189,7 +244,29 @@ pub fn from_file(path: &Path) -> Result<TraceReport> {
         path: path.to_path_buf(),
         format: format.into(),
     };
-    Ok(build(feeder.analyzer.finish(), lines, source, Vec::new()))
+    let analysis = feeder.analyzer.finish();
+    let window = cut.map(|(start, cpu)| {
+        let earliest = coverage.earliest().unwrap_or(start);
+        report::Window {
+            start_s: start as f64 / 1e9,
+            last_cpu: cpu,
+            dropped_s: start.saturating_sub(earliest) as f64 / 1e9,
+            events_dropped: analysis.before_window,
+            overwritten: coverage.overwritten(),
+        }
+    });
+    let mut r = build(analysis, lines, source, Vec::new());
+    if let Some(w) = &window {
+        r.notes.insert(
+            0,
+            format!(
+                "the trace's per-CPU buffers had overwritten {} older events, so each CPU's events begin at a different time: only the window every CPU covers is analysed, from {:.6} s (CPU {}'s first event); the {:.3} s before it ({} events) were dropped, since bios queued then may have lost their completions",
+                w.overwritten, w.start_s, w.last_cpu, w.dropped_s, w.events_dropped
+            ),
+        );
+    }
+    r.window = window;
+    Ok(r)
 }
 
 fn build(a: Analysis, lines: Lines, source: Source, iostat: Vec<iostat::Iostat>) -> TraceReport {
@@ -215,12 +292,27 @@ fn build(a: Analysis, lines: Lines, source: Source, iostat: Vec<iostat::Iostat>)
             }
         })
         .collect();
+    for d in &a.devices {
+        for (dir, s) in &d.dirs {
+            if let Some(w) = accounting(s) {
+                let w = format!("{} {}: {w}", d.dev, dir.label());
+                crate::output::warn(w.clone());
+                notes.push(w);
+            }
+        }
+    }
     for d in &devices {
         let (n, of) = (d.all.requests_issued_without_insert, d.all.requests_issued);
         if n > 0 {
             notes.push(format!(
                 "{}: {n} of {of} requests were issued with no insert event (scheduler none, or a flush, issued directly): they have no I2D; their Q2C is Q2G + G2D + D2C",
                 d.device
+            ));
+        }
+        if d.unmatched.out_of_range > 0 {
+            notes.push(format!(
+                "{}: {} events with a sector range past 2⁶⁴ were skipped",
+                d.device, d.unmatched.out_of_range
             ));
         }
         if d.incomplete_bios > 0 {
@@ -238,12 +330,13 @@ fn build(a: Analysis, lines: Lines, source: Source, iostat: Vec<iostat::Iostat>)
     }
     if lines.unparsed > 0 {
         notes.push(format!(
-            "{} lines were of neither format and were skipped",
+            "{} lines were of neither format, or held impossible values (a sector range past 2⁶⁴, a time past 2⁶⁴ ns), and were skipped",
             lines.unparsed
         ));
     }
     TraceReport {
         source,
+        window: None,
         lines,
         events: a.events,
         span_s: a.span_ns as f64 / 1e9,
@@ -253,6 +346,50 @@ fn build(a: Analysis, lines: Lines, source: Source, iostat: Vec<iostat::Iostat>)
     }
 }
 
+/// How far the summed intervals may be from the summed Q2C before the
+/// figures are called inconsistent, percent: each bio's intervals add up
+/// to its Q2C, so only bios cut by the trace's ends (a few, in a trace of
+/// many) move the sums apart.
+pub const ACCOUNTING_TOLERANCE_PCT: f64 = 10.0;
+
+/// Do the intervals of one direction add up? `None` when they do; else
+/// why the figures cannot be trusted. Also checks D2C against Q2C: a
+/// bio's device time is part of its whole time, so no summary of D2C can
+/// exceed Q2C's.
+fn accounting(s: &analysis::DirStats) -> Option<String> {
+    let mut why = Vec::new();
+    if let Some(e) = s.explained_pct() {
+        if (e - 100.0).abs() > ACCOUNTING_TOLERANCE_PCT {
+            why.push(format!(
+                "the intervals (Q2G+G2I+I2D+D2C, or Q2M+M2D+D2C for merged bios) add up to {e:.1}% of Q2C, not 100% ± {ACCOUNTING_TOLERANCE_PCT}%"
+            ));
+        }
+    }
+    if let (Some(d), Some(q)) = (s.t.d2c.summary(), s.t.q2c.summary()) {
+        let over: Vec<&str> = [
+            ("avg", d.avg_ns > q.avg_ns),
+            ("p50", d.p50_ns > q.p50_ns),
+            ("p95", d.p95_ns > q.p95_ns),
+            ("p99", d.p99_ns > q.p99_ns),
+            ("max", d.max_ns > q.max_ns),
+        ]
+        .iter()
+        .filter(|(_, x)| *x)
+        .map(|(k, _)| *k)
+        .collect();
+        if !over.is_empty() {
+            why.push(format!("D2C exceeds Q2C ({})", over.join(", ")));
+        }
+    }
+    if why.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{}: events are missing or were matched to the wrong bio; do not trust these figures",
+        why.join("; ")
+    ))
+}
+
 /// The whole disks to trace: those under PATH that have a request queue
 /// (the ones the block tracepoints report), or the ones named.
 pub fn resolve_targets(host: &Host, path: Option<&Path>, names: &[String]) -> Result<Vec<Target>> {
@@ -260,6 +397,14 @@ pub fn resolve_targets(host: &Host, path: Option<&Path>, names: &[String]) -> Re
         Some(p) => {
             let abs = std::path::absolute(p)
                 .map_err(|e| Fix::new(format!("{}: {e}", p.display()), "give an existing path"))?;
+            // As probe: a missing path is refused, not traced as its
+            // parent's filesystem.
+            std::fs::metadata(host.path(&abs)).map_err(|e| {
+                Fix::new(
+                    format!("PATH {} cannot be traced: {e}", p.display()),
+                    "give an existing file or directory, e.g. the MySQL datadir",
+                )
+            })?;
             let stack = crate::model::HostModel::read(host).scheduled_under(&abs)?;
             let under: Vec<String> = stack.scheduled().iter().map(|d| d.name.clone()).collect();
             crate::model::stack::only(under, |n| n.as_str(), names, &abs)?

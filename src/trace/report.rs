@@ -15,6 +15,11 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct TraceReport {
     pub source: Source,
+    /// A saved `trace` file whose per-CPU buffers had overwritten older
+    /// events: the window every CPU covers, which alone was analysed.
+    /// Absent when nothing was cut (and in results from before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
     pub lines: Lines,
     /// Events used (Q, G, I, M, D, C).
     pub events: u64,
@@ -44,6 +49,23 @@ pub enum Source {
         /// `tracefs` or `blkparse` (the format of most event lines).
         format: String,
     },
+}
+
+/// The window of a saved trace that every CPU covers.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Window {
+    /// Where it starts, seconds on the trace clock: the latest of the
+    /// CPUs' first events.
+    pub start_s: f64,
+    /// The CPU whose events begin last.
+    pub last_cpu: u32,
+    /// From the earliest event to the start.
+    pub dropped_s: f64,
+    /// Events before the start, not analysed.
+    pub events_dropped: u64,
+    /// What the header says the buffers overwrote (entries written − in
+    /// the buffer).
+    pub overwritten: u64,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -201,10 +223,25 @@ impl crate::export::Report for TraceReport {
                 kv.add("Input", format!("{} ({format})", path.display()));
             }
         }
+        if let Some(w) = &self.window {
+            kv.add(
+                "Analysed",
+                Cell::text(format!(
+                    "from {:.6} s, where every CPU's buffer has events (CPU {}'s begin last); {:.3} s and {} events before it dropped",
+                    w.start_s, w.last_cpu, w.dropped_s, w.events_dropped
+                ))
+                .tone(Tone::Warn),
+            );
+        }
+        // A live capture reads the kernel's binary records, not lines.
+        let of = match self.source {
+            Source::Capture { .. } => "events recorded",
+            Source::File { .. } => "lines",
+        };
         kv.add(
             "Events",
             format!(
-                "{} used of {} lines ({:.3} s of trace)",
+                "{} used of {} {of} ({:.3} s of trace)",
                 self.events, self.lines.total, self.span_s
             ),
         );

@@ -18,7 +18,7 @@ use std::time::Duration;
 /// measured, writes the partial report, and exits 130.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes: 0 done (the report is in --out); 2 error; 130 interrupted (the partial report is in --out).\nExamples:\n  innotune tune                      # the running server's datadir, about 5 minutes\n  innotune tune --quick /srv/db      # about 1 minute\n  innotune tune /srv/db --budget 15m --out /tmp/tune-db1\nThen: the `innotune apply …` command printed at the end.\nJSON fields: docs/json-tune.md."
+    after_help = "Exit codes: 0 done (the report is in --out); 2 error; 130 interrupted (the partial report is in --out).\nExamples:\n  innotune tune                      # the running server's datadir, about 5 minutes\n  innotune tune --quick /srv/db      # about 1 minute\n  innotune tune /srv/db --budget 15m --out /tmp/tune-db1\n  innotune tune /mnt/loopfs --device loop0   # switch only the loop device, not the disk under its file\n  innotune tune /srv/db --search --budget 15m --socket /run/mysqld/mysqld.sock\nThen: the `innotune apply …` command printed at the end.\nJSON fields: docs/json-tune.md."
 )]
 pub struct TuneArgs {
     /// A directory on the filesystem to tune (default: the running server's datadir, else the current directory).
@@ -28,7 +28,7 @@ pub struct TuneArgs {
     #[arg(long, conflicts_with = "budget")]
     pub quick: bool,
 
-    /// Total time to spend (default 5m; at least 40s): phases are planned to fit and stopped when it runs out.
+    /// Total time to spend (default 5m, with --search 15m; at least 40s, with --search 2m): phases are planned to fit and stopped when it runs out.
     #[arg(long, value_name = "DURATION", value_parser = parse_budget)]
     pub budget: Option<Duration>,
 
@@ -40,6 +40,13 @@ pub struct TuneArgs {
     #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Vec<u32>,
 
+    /// Switch only these devices of the stack in the sweep (default: every
+    /// device under PATH that has a scheduler), e.g. `--device loop0` to
+    /// leave the disk under a loop device's backing file alone. As sweep's
+    /// --device; the run says which devices it switches before it does.
+    #[arg(long = "device", value_delimiter = ',', value_name = "NAME,...")]
+    pub devices: Vec<String>,
+
     /// Skip the OLTP before/after phase even when a server binary is installed.
     #[arg(long)]
     pub no_oltp: bool,
@@ -47,6 +54,22 @@ pub struct TuneArgs {
     /// A slow query log for the check phase to read (statements that need an index, full scans, temporary tables on disk; as check --slowlog).
     #[arg(long, value_name = "FILE")]
     pub slowlog: Option<PathBuf>,
+
+    /// Seed of the OLTP comparison's round order (default: random; the report names it, so a run can be repeated).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Measure durability trade-offs check recommends (innodb_flush_log_at_trx_commit other than 1, sync_binlog other than 1, innodb_doublewrite off) in "after"; the report says what a crash would lose. Without it they stay out of "after".
+    #[arg(long)]
+    pub allow_durability_tradeoffs: bool,
+
+    /// Search the storage-path server variables by experiment instead of
+    /// the phases above: successive halving over short OLTP trials on a
+    /// sandbox built like the live server, the best candidate proved
+    /// against the current settings (default budget 15m, at least 2m).
+    /// Report: --format text|json|markdown|html (docs/json-tune.md).
+    #[arg(long)]
+    pub search: bool,
 
     /// How the live server is reached for its settings (default: its option files' socket).
     #[command(flatten)]
@@ -86,6 +109,9 @@ impl TuneArgs {
         o.oltp = !self.no_oltp;
         o.conn = self.conn;
         o.slowlog = self.slowlog;
+        o.devices = self.devices;
+        o.seed = self.seed;
+        o.allow_durability_tradeoffs = self.allow_durability_tradeoffs;
         o
     }
 }

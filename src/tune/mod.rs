@@ -90,13 +90,21 @@ fn tune(env: &Env, args: cli::TuneArgs) -> Result<TuneReport> {
     }
     if let Some(f) = &opts.slowlog {
         if f.as_os_str() != "-" {
-            std::fs::File::open(f).map_err(|e| {
-                Fix::new(
-                    format!("--slowlog {}: {e}", f.display()),
-                    "give the path of a slow query log (SELECT @@slow_query_log_file)",
-                )
-            })?;
+            // Refused now rather than after the sweep: a FIFO or device is
+            // refused without blocking, as check refuses it.
+            crate::input::Input {
+                what: "--slowlog",
+                fix: "give the path of a slow query log (SELECT @@slow_query_log_file)",
+                max: None,
+            }
+            .open(f)?;
         }
+    }
+    // A --device that names no device under PATH is refused now, not
+    // after the check phase has spent its share of the budget.
+    if !opts.devices.is_empty() {
+        let (_, under) = crate::sweep::target::devices_under(host, &path)?;
+        crate::sweep::target::only(under, &opts.devices, &path)?;
     }
     let out_dir = out::prepare(host, opts.out.as_deref())?;
     let guard = env.guard()?;
@@ -166,9 +174,43 @@ fn tune(env: &Env, args: cli::TuneArgs) -> Result<TuneReport> {
     result?;
     written?;
     // The hook (and its handle on `shared`) is gone: the report is ours.
-    match Arc::try_unwrap(shared) {
-        Ok(s) => Ok(s.into_inner().unwrap_or_else(|p| p.into_inner()).report),
+    let report = match Arc::try_unwrap(shared) {
+        Ok(s) => s.into_inner().unwrap_or_else(|p| p.into_inner()).report,
         Err(_) => anyhow::bail!("internal: tune's report is still shared after the run"),
+    };
+    // The verdicts for `check --format prometheus`, after the report
+    // directory is complete: a record that cannot be written is an error
+    // of its own after the report, never the loss of the report.
+    if let Err(e) = crate::check::tune_record::save(&record(&report)) {
+        env.fail_after_report(e);
+    }
+    Ok(report)
+}
+
+/// What `check --format prometheus` exports of this run: its OLTP cells'
+/// ratios, intervals and verdicts as tune.json has them.
+pub fn record(r: &TuneReport) -> crate::check::tune_record::TuneRecord {
+    use crate::check::tune_record::{CellRecord, TuneRecord};
+    TuneRecord {
+        path: crate::output::path(&r.path),
+        finished_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |t| t.as_secs()),
+        cells: r
+            .oltp
+            .iter()
+            .flat_map(|c| &c.cells)
+            .map(|c| CellRecord {
+                workload: c.workload.clone(),
+                threads: c.threads,
+                rounds: c.rounds,
+                ratio: c.ratio,
+                ci_low: c.ci_low,
+                ci_high: c.ci_high,
+                ci_level_pct: c.ci_level_pct,
+                verdict: c.verdict,
+            })
+            .collect(),
     }
 }
 
@@ -245,7 +287,12 @@ pub fn run_phases(
         measure: false,
         scratch: None,
         slowlog: opts.slowlog.clone(),
+        slowlog_max_entry_size: crate::slowlog::input::DEFAULT_MAX_ENTRY,
         only: Vec::new(),
+        no_host_facts: false,
+        provider: None,
+        server_capture: None,
+        client: false,
     };
     match crate::check::execute(host, &copts) {
         Ok(c) => {
@@ -314,8 +361,9 @@ pub fn run_phases(
                 s.report.sweep_report.as_ref().unwrap(),
             );
             if w.is_ok() {
+                let measured = s.report.sweep_report.as_ref().and_then(page_write_iops);
                 if let Some(c) = s.check.as_mut() {
-                    if let Err(e) = recheck(host, c, &sweep_json) {
+                    if let Err(e) = recheck(host, c, &sweep_json, measured) {
                         crate::output::warn(format!(
                             "check with the sweep's results: {}",
                             crate::error::one_line(&e)
@@ -337,30 +385,71 @@ pub fn run_phases(
         ),
     }
 
-    // OLTP before/after.
+    // OLTP before/after: only when "after" differs from "before" in
+    // something a sandbox can show.
+    let profiles = {
+        let (tables, rows) = opts.oltp_tables();
+        let s = lock(shared);
+        match &s.check {
+            Some(c) => oltp::profiles(
+                &c.facts,
+                &c.findings,
+                tables,
+                rows,
+                opts.allow_durability_tradeoffs,
+            ),
+            None => oltp::profiles(
+                &Default::default(),
+                &[],
+                tables,
+                rows,
+                opts.allow_durability_tradeoffs,
+            ),
+        }
+    };
     let skip = if !opts.oltp {
         Some("skipped: --no-oltp".to_string())
     } else if server_bin.is_none() {
         Some("skipped: no mariadbd or mysqld installed".to_string())
+    } else if let Some(why) = profiles.nothing_to_compare() {
+        Some(why)
     } else if clock.left() < Duration::from_secs(15) {
         Some("skipped: the budget ran out before it".to_string())
     } else {
         None
     };
+    lock(shared).report.durability = profiles.durability.clone();
     let t0 = begin(shared, clock, "oltp", "before and after on two sandboxes");
-    match skip {
-        Some(n) => end(shared, "oltp", t0, Status::Skipped, Some(n)),
-        None => match oltp_phase(host, guard, opts, clock, shared, &scratch, &out_dir) {
-            Ok(note) => end(shared, "oltp", t0, Status::Done, note),
-            Err(e) => end(
-                shared,
-                "oltp",
-                t0,
-                Status::Failed,
-                Some(crate::error::one_line(&e)),
-            ),
+    let phase_note = match skip {
+        Some(n) => {
+            say(clock, "oltp", &n);
+            end(shared, "oltp", t0, Status::Skipped, Some(n.clone()));
+            Some(n)
+        }
+        None => match oltp_phase(
+            host,
+            guard,
+            opts,
+            clock,
+            shared,
+            &scratch,
+            &out_dir,
+            profiles.clone(),
+        ) {
+            Ok(note) => {
+                end(shared, "oltp", t0, Status::Done, note.clone());
+                note
+            }
+            Err(e) => {
+                let n = crate::error::one_line(&e);
+                end(shared, "oltp", t0, Status::Failed, Some(n.clone()));
+                Some(n)
+            }
         },
-    }
+    };
+    lock(shared)
+        .report
+        .attach_measurements(&profiles, phase_note.as_deref());
 
     // The files that persist the advice.
     let t0 = begin(
@@ -384,8 +473,10 @@ pub fn run_phases(
 }
 
 /// The sweep's workloads, most telling first: page reads during a flush
-/// storm is where schedulers differ most.
-const SWEEP_WORKLOADS: [&str; 4] = ["mixed", "page-read", "fsync-4k", "page-write"];
+/// storm is where schedulers differ most; page writes next, since their
+/// IOPS is also what check's innodb_io_capacity rule is judged against
+/// ([`page_write_iops`]).
+const SWEEP_WORKLOADS: [&str; 4] = ["mixed", "page-write", "page-read", "fsync-4k"];
 
 fn sweep(
     host: &Host,
@@ -400,12 +491,38 @@ fn sweep(
     so.size = Some(opts.sweep_file_size());
     so.budget = Some(share);
     so.choose = true;
+    so.devices = opts.devices.clone();
     // The most telling workloads that fit: as many as fit with every
     // candidate at its workloads' minimum trial length (plan::min_trial),
     // else as many as fit with fewer candidates (the plan then tests the
     // current setting, the kernel default and the class rule's choice),
     // else the first single workload that fits at all.
-    let (_, devices) = crate::sweep::target::devices_under(host, path)?;
+    let (_, all) = crate::sweep::target::devices_under(host, path)?;
+    let names = |ds: &[crate::sweep::target::Device]| {
+        ds.iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let every = names(&all);
+    let devices = crate::sweep::target::only(all, &so.devices, path)?;
+    // The plan says which devices it switches before any is switched.
+    let switching = names(&devices);
+    say(
+        clock,
+        "sweep",
+        &if so.devices.is_empty() {
+            format!(
+                "will switch the scheduler of {switching} (every device under {} with one; --device NAME switches only those named)",
+                path.display()
+            )
+        } else {
+            format!(
+                "will switch the scheduler of {switching} only (--device; under {}: {every})",
+                path.display()
+            )
+        },
+    );
     let cands = crate::sweep::plan::candidates(&so, &devices)?;
     let labels: Vec<String> = cands.iter().map(|c| c.label.clone()).collect();
     let priority = crate::sweep::plan::priority(&cands, &devices);
@@ -453,13 +570,48 @@ fn sweep(
     crate::sweep::execute(host, guard, so)
 }
 
+/// The device's 16 KiB random-write IOPS as the sweep measured it: the
+/// median of the page-write workload under the current setting (the
+/// baseline), when the sweep ran that workload.
+fn page_write_iops(r: &crate::sweep::SweepReport) -> Option<crate::check::facts::Measured> {
+    r.results
+        .iter()
+        .find(|c| c.workload == "page-write" && c.candidate == r.baseline)
+        .filter(|c| c.throughput.summary.median > 0.0)
+        .map(|c| crate::check::facts::Measured {
+            value: c.throughput.summary.median,
+            source: format!(
+                "tune's sweep: page-write under {} ({} trials)",
+                r.baseline, c.throughput.summary.n
+            ),
+        })
+}
+
 /// check's rules again, with the sweep's result as evidence (its
 /// significant winner overrides the scheduler class rule), on the facts
 /// check already gathered (no second sample).
-fn recheck(host: &Host, c: &mut CheckReport, sweep_json: &Path) -> Result<()> {
+fn recheck(
+    host: &Host,
+    c: &mut CheckReport,
+    sweep_json: &Path,
+    write_iops: Option<crate::check::facts::Measured>,
+) -> Result<()> {
     let notes = crate::check::results::load(host, &[sweep_json.to_path_buf()], &mut c.facts)?;
     c.notes.extend(notes);
-    let (mut advice, rules) = crate::check::rules::run(&c.facts, &[], c.server.note.as_deref());
+    // What tune measured is an input of the rules too: the sweep's
+    // page-write IOPS under the current scheduler is the device's write
+    // rate innodb_io_capacity is judged against (as `check --measure`).
+    if let Some(m) = write_iops {
+        if c.facts
+            .write_iops
+            .as_ref()
+            .map_or(true, |x| m.value > x.value)
+        {
+            c.facts.write_iops = Some(m);
+        }
+    }
+    let (mut advice, rules) =
+        crate::check::rules::run(&c.facts, &[], c.server.note.as_deref(), None);
     for a in &mut advice {
         a.finding.change = a
             .settings
@@ -471,6 +623,7 @@ fn recheck(host: &Host, c: &mut CheckReport, sweep_json: &Path) -> Result<()> {
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn oltp_phase(
     _host: &Host,
     guard: &Guard,
@@ -479,16 +632,9 @@ fn oltp_phase(
     shared: &Arc<Mutex<Shared>>,
     path: &Path,
     out_dir: &Path,
+    profiles: oltp::Profiles,
 ) -> Result<Option<String>> {
     let (tables, rows) = opts.oltp_tables();
-    let profiles = {
-        let s = lock(shared);
-        match &s.check {
-            Some(c) => oltp::profiles(&c.facts, &c.findings, tables, rows),
-            None => oltp::profiles(&Default::default(), &[], tables, rows),
-        }
-    };
-    let identical = profiles.identical();
     let workdir = path.join(format!(".innotune-tune.{}", std::process::id()));
     crate::safety::refuse_near_datadir(_host, &workdir, "tune's work directory")?;
     std::fs::create_dir(&workdir).map_err(|e| {
@@ -515,6 +661,7 @@ fn oltp_phase(
         tables,
         table_size: rows,
         threads: &opts.threads,
+        seed: opts.seed.unwrap_or_else(rand::random),
         deadline: clock.deadline - options::RESERVE,
         progress: &progress,
         on_pair: &mut on_pair,
@@ -522,11 +669,7 @@ fn oltp_phase(
     .context("OLTP before/after")?;
     let note = cmp.note.clone();
     lock(shared).report.oltp = Some(cmp);
-    Ok(if identical {
-        Some("before and after have the same settings (check recommends no server variable change): an A/A check of the noise".into())
-    } else {
-        note
-    })
+    Ok(note)
 }
 
 /// Where tune's scratch files go: PATH itself when it is not a datadir
@@ -535,7 +678,7 @@ fn oltp_phase(
 /// datadir, so the default run (PATH = the running server's datadir)
 /// measures the same disks without writing into the datadir. When none
 /// qualifies, PATH is returned and the phases refuse it with their fix.
-fn scratch_base(host: &Host, path: &Path) -> PathBuf {
+pub fn scratch_base(host: &Host, path: &Path) -> PathBuf {
     use std::os::unix::fs::MetadataExt;
     if crate::safety::refuse_near_datadir(host, path, "tune's work directory").is_ok() {
         return path.to_path_buf();
@@ -556,7 +699,7 @@ fn scratch_base(host: &Host, path: &Path) -> PathBuf {
 
 /// mariadbd or mysqld on PATH or in the usual sbin directories (as the
 /// sandbox looks for it).
-fn find_server_binary() -> Option<PathBuf> {
+pub fn find_server_binary() -> Option<PathBuf> {
     let mut p = std::env::var_os("PATH").unwrap_or_default();
     p.push(":/usr/sbin:/usr/local/sbin:/usr/local/mysql/bin:/usr/bin");
     ["mariadbd", "mysqld"]

@@ -7,16 +7,30 @@
 //! Why two servers side by side instead of one restarted: a restart would
 //! run "after" on the dataset "before"'s writes left behind, and a budget
 //! that runs out would leave "before" measured and "after" not. Both run
-//! at once (idle while the other is measured), and runs alternate pair by
-//! pair (before/after, then after/before), so drift and a cut-off budget
-//! hit both sides alike.
+//! at once (idle while the other is measured).
+//!
+//! The comparison is an experiment, not a table of single runs: both
+//! servers are loaded and warmed before anything is timed; the budget left
+//! is planned into cells (workload × threads) of at least [`MIN_ROUNDS`]
+//! rounds each ([`plan_cells`]: fewer cells, never fewer rounds); each
+//! round runs every cell once on each side, the cells in a shuffled order
+//! and which side goes first drawn per cell (seeded, `--seed`), so drift
+//! and a cut-off budget hit both sides alike. Each cell's TPS per round
+//! are compared with [`crate::stats::effect::compare_effect`]: the ratio
+//! after/before, its exact interval, and one of the verdict words.
 
 use crate::check::facts::{parse_size, Facts};
 use crate::check::rules::{Advice, Setting};
 use crate::journal::Guard;
 use crate::oltp::{self, OltpOptions, OltpResult, Workload};
 use crate::sandbox::{Profile, Sandbox, SandboxOpts};
+use crate::stats::effect::{compare_effect, Effect};
+use crate::stats::sequential::Boundaries;
+use crate::stats::{CompareOpts, Direction};
 use anyhow::{Context, Result};
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -69,11 +83,21 @@ pub struct Profiles {
     pub scale: Option<f64>,
     /// One sentence: where "before" came from and how it was sized.
     pub note: String,
+    /// Durability trade-offs check recommended: in "after" only with
+    /// `--allow-durability-tradeoffs`, with what a crash loses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub durability: Vec<Tradeoff>,
 }
 
 /// Build "before" and "after" from the live server's variables and check's
 /// advice. Without a reachable server "before" is the server's defaults.
-pub fn profiles(facts: &Facts, advice: &[Advice], tables: u32, rows: u32) -> Profiles {
+pub fn profiles(
+    facts: &Facts,
+    advice: &[Advice],
+    tables: u32,
+    rows: u32,
+    allow_durability_tradeoffs: bool,
+) -> Profiles {
     let dataset = tables as u64 * rows as u64 * ROW_BYTES;
     let server = facts.server.as_ref();
     let live_data = server.and_then(|s| s.innodb_data_bytes).filter(|&b| b > 0);
@@ -114,10 +138,26 @@ pub fn profiles(facts: &Facts, advice: &[Advice], tables: u32, rows: u32) -> Pro
         ));
     }
     let mut after = before.clone();
+    let mut durability = Vec::new();
     for a in advice {
         for st in &a.settings {
             if let Setting::ServerVariable { name, value, .. } = st {
                 let v = size(name, value);
+                let was = before
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.as_str());
+                if let Some(loses) = durability_loss(name, &v).filter(|_| was != Some(v.as_str())) {
+                    durability.push(Tradeoff {
+                        name: name.clone(),
+                        value: v.clone(),
+                        loses,
+                        measured: allow_durability_tradeoffs,
+                    });
+                    if !allow_durability_tradeoffs {
+                        continue;
+                    }
+                }
                 match after.iter_mut().find(|(n, _)| n == name) {
                     Some(e) => e.1 = v,
                     None => after.push((name.clone(), v)),
@@ -154,53 +194,346 @@ pub fn profiles(facts: &Facts, advice: &[Advice], tables: u32, rows: u32) -> Pro
         dataset_bytes: dataset,
         scale,
         note,
+        durability,
     }
+}
+
+/// A durability trade-off check recommended, and whether "after" has it.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Tradeoff {
+    pub name: String,
+    pub value: String,
+    /// What a crash loses with it, in words.
+    pub loses: String,
+    /// In "after" (`--allow-durability-tradeoffs`); else held back.
+    pub measured: bool,
+}
+
+/// What a crash loses with `name = value`, when that weakens durability
+/// (innodb_flush_log_at_trx_commit ≠ 1, sync_binlog ≠ 1, the doublewrite
+/// buffer off); None when it does not.
+pub fn durability_loss(name: &str, value: &str) -> Option<String> {
+    let v = value.trim().to_ascii_lowercase();
+    match name {
+        "innodb_flush_log_at_trx_commit" => match v.as_str() {
+            "0" => Some("up to ~1 s of committed transactions on a mysqld crash, an OS crash or a power loss (the redo log is written and flushed once a second)".into()),
+            "2" => Some("up to ~1 s of committed transactions on an OS crash or power loss (the redo log is written at commit but flushed once a second; a mysqld crash alone loses none)".into()),
+            _ => None,
+        },
+        "sync_binlog" => match v.parse::<u64>() {
+            Ok(0) => Some("binary log events the OS had not yet written, on an OS crash or power loss: replicas and point-in-time recovery can miss transactions InnoDB kept".into()),
+            Ok(n) if n > 1 => Some(format!("up to {n} binary log commit groups on an OS crash or power loss: replicas and point-in-time recovery can miss transactions InnoDB kept")),
+            _ => None,
+        },
+        // MySQL 8.0.30's DETECT_ONLY keeps the metadata but not the pages.
+        "innodb_doublewrite" => matches!(v.as_str(), "0" | "off" | "false" | "detect_only").then(|| {
+            "the repair of torn pages: an OS crash or power loss during a page write can leave a page half written, and InnoDB cannot recover it (a corrupted table)".to_string()
+        }),
+        _ => None,
+    }
+}
+
+/// Server variables whose value a sandbox's OLTP run cannot show: logging
+/// (what is logged, where, after how long). A difference only in these is
+/// no difference for the comparison.
+pub fn invisible(name: &str) -> bool {
+    name.starts_with("log_")
+        || matches!(
+            name,
+            "slow_query_log"
+                | "slow_query_log_file"
+                | "long_query_time"
+                | "general_log"
+                | "general_log_file"
+                | "min_examined_row_limit"
+                | "log_output"
+        )
 }
 
 impl Profiles {
-    /// Nothing differs: measuring both would compare a server with itself.
-    pub fn identical(&self) -> bool {
-        self.before.variables == self.after.variables
-    }
-}
-
-/// One run's numbers.
-#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize)]
-pub struct Measure {
-    pub tps_per_s: f64,
-    pub queries_per_s: f64,
-    /// Transaction p95; absent when the run had none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub p95_ns: Option<u64>,
-}
-
-impl Measure {
-    fn of(r: &OltpResult) -> Measure {
-        Measure {
-            tps_per_s: r.tps,
-            queries_per_s: r.qps,
-            p95_ns: r
-                .latency_ms
-                .percentile_value
-                .map(crate::oltp::result::ms_to_ns),
+    /// The variables "after" sets differently from "before" that a sandbox
+    /// can show (logging variables left out).
+    pub fn differences(&self) -> Vec<String> {
+        let get = |v: &SandboxVars, n: &str| {
+            v.variables
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        };
+        let mut names: Vec<&String> = self.before.variables.iter().map(|(k, _)| k).collect();
+        for (k, _) in &self.after.variables {
+            if !names.contains(&k) {
+                names.push(k);
+            }
         }
+        names
+            .into_iter()
+            .filter(|n| !invisible(n))
+            .filter(|n| get(&self.before, n) != get(&self.after, n))
+            .cloned()
+            .collect()
+    }
+
+    /// Nothing a sandbox can show differs: measuring both would compare a
+    /// server with itself.
+    pub fn identical(&self) -> bool {
+        self.differences().is_empty()
+    }
+
+    /// Why there is nothing to compare (one line), or None when "after"
+    /// differs from "before" in something a sandbox can show.
+    pub fn nothing_to_compare(&self) -> Option<String> {
+        if !self.identical() {
+            return None;
+        }
+        let only: Vec<String> = self
+            .after
+            .variables
+            .iter()
+            .filter(|(k, v)| {
+                self.before
+                    .variables
+                    .iter()
+                    .find(|(b, _)| b == k)
+                    .map(|(_, bv)| bv)
+                    != Some(v)
+            })
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
+        let mut why = if only.is_empty() {
+            "check recommends no server variable change, so \"after\" would be \"before\""
+                .to_string()
+        } else {
+            format!(
+                "\"after\" differs from \"before\" only in logging ({}), which an OLTP run cannot show",
+                only.join(", ")
+            )
+        };
+        let held: Vec<String> = self
+            .durability
+            .iter()
+            .filter(|t| !t.measured)
+            .map(|t| format!("{} = {}", t.name, t.value))
+            .collect();
+        if !held.is_empty() {
+            why.push_str(&format!(
+                "; held back as durability trade-offs: {} (measure with --allow-durability-tradeoffs)",
+                held.join(", ")
+            ));
+        }
+        Some(format!(
+            "nothing to compare: {why}; no before/after is presented as the advice's effect"
+        ))
     }
 }
 
-/// Before and after at one workload and thread count.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct Pair {
+/// A ratio, or docs/json.md's `{"unknown": reason}` where there is none.
+fn known_ratio<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => s.serialize_f64(*x),
+        None => crate::host::Known::<f64>::unknown(
+            "no ratio: a side has no rounds or a median TPS of 0",
+        )
+        .serialize(s),
+    }
+}
+
+fn known_ratio_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let k = <crate::host::Known<f64> as serde::Deserialize>::deserialize(d)?;
+    Ok(k.value().copied())
+}
+
+/// Significance level of each cell's comparison (as sweep's, uncorrected:
+/// each cell answers its own question).
+pub const ALPHA: f64 = 0.05;
+/// Fewest rounds a cell is planned with: 4 against 4 is the smallest
+/// design whose exact rank test can reach [`ALPHA`] (p = 2/70).
+pub const MIN_ROUNDS: u32 = 4;
+/// Most rounds a cell is planned with (sequential stopping may end it
+/// sooner): beyond this, a longer window is worth more than another round.
+pub const MAX_ROUNDS: u32 = 10;
+/// Shortest measured window of a run.
+pub const MIN_WINDOW: Duration = Duration::from_secs(1);
+/// The window a plan aims at before adding rounds.
+pub const TARGET_WINDOW: Duration = Duration::from_secs(3);
+/// Longest window of a run.
+pub const MAX_WINDOW: Duration = Duration::from_secs(30);
+/// Time a run costs beyond its window: connecting, preparing statements.
+pub const RUN_OVERHEAD: Duration = Duration::from_millis(700);
+/// Each side's warm-up run per workload, before anything is timed.
+pub const WARMUP: Duration = Duration::from_secs(2);
+
+/// One workload at one thread count: the unit of the comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellKey {
+    pub workload: Workload,
+    pub threads: u32,
+}
+
+/// A cell the budget left out, and why.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Dropped {
     pub workload: String,
     pub threads: u32,
-    pub before: Measure,
-    pub after: Measure,
+    pub why: String,
 }
 
-impl Pair {
-    /// after / before − 1, in percent.
-    pub fn tps_change_pct(&self) -> Option<f64> {
-        (self.before.tps_per_s > 0.0)
-            .then(|| (self.after.tps_per_s / self.before.tps_per_s - 1.0) * 100.0)
+/// How the phase spends its time: which cells, how many rounds, how long
+/// each run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellPlan {
+    /// Kept cells, in the ladder's order (workload, then threads).
+    pub cells: Vec<CellKey>,
+    pub dropped: Vec<Dropped>,
+    pub rounds: u32,
+    pub window: Duration,
+}
+
+/// Cost of one round of one cell: a run on each side.
+fn round_cost(window: Duration) -> Duration {
+    (window + RUN_OVERHEAD) * 2
+}
+
+/// The thread counts of `threads` in the order cells are kept: the
+/// ladder's middle first, then outwards (lower before higher), so a small
+/// budget measures a typical concurrency rather than one extreme.
+fn thread_priority(threads: &[u32]) -> Vec<u32> {
+    let n = threads.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let mid = (n - 1) / 2;
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by_key(|&i| {
+        let d = (i as i64 - mid as i64).unsigned_abs();
+        (d, i > mid)
+    });
+    idx.into_iter().map(|i| threads[i]).collect()
+}
+
+/// Plan the cells of `workloads` × `threads` into `available`. The budget
+/// is spent on fewer cells, never on fewer rounds: as many cells as fit
+/// with [`MIN_ROUNDS`] rounds of [`MIN_WINDOW`] are kept (in
+/// [`thread_priority`] order, every workload at a thread count before the
+/// next count), the others are dropped with the reason; then rounds rise
+/// towards [`MAX_ROUNDS`] while a round's window stays at least
+/// [`TARGET_WINDOW`], and what is left lengthens the window. An error
+/// (one line, with the fix) when not even one cell fits.
+pub fn plan_cells(
+    workloads: &[Workload],
+    threads: &[u32],
+    available: Duration,
+) -> std::result::Result<CellPlan, crate::error::Fix> {
+    let all: Vec<CellKey> = workloads
+        .iter()
+        .flat_map(|&w| {
+            threads.iter().map(move |&t| CellKey {
+                workload: w,
+                threads: t,
+            })
+        })
+        .collect();
+    let min_cell = round_cost(MIN_WINDOW) * MIN_ROUNDS;
+    let fit = (available.as_secs_f64() / min_cell.as_secs_f64()).floor() as usize;
+    if fit == 0 || all.is_empty() {
+        return Err(crate::error::Fix::new(
+            format!(
+                "{:.0} s left for the OLTP comparison, and one cell needs {:.0} s ({MIN_ROUNDS} rounds of a {:.0} s run on each side)",
+                available.as_secs_f64(),
+                min_cell.as_secs_f64(),
+                MIN_WINDOW.as_secs_f64()
+            ),
+            "give tune a longer --budget, or fewer --threads",
+        ));
+    }
+    let mut order: Vec<CellKey> = Vec::new();
+    for t in thread_priority(threads) {
+        for &w in workloads {
+            order.push(CellKey {
+                workload: w,
+                threads: t,
+            });
+        }
+    }
+    let n = fit.min(all.len());
+    let kept: Vec<CellKey> = order[..n].to_vec();
+    let cells: Vec<CellKey> = all.iter().copied().filter(|c| kept.contains(c)).collect();
+    let dropped = all
+        .iter()
+        .filter(|c| !kept.contains(c))
+        .map(|c| Dropped {
+            workload: c.workload.name().to_string(),
+            threads: c.threads,
+            why: format!(
+                "the budget fits {n} of {} cells at {MIN_ROUNDS} rounds ({:.0} s left, {:.0} s a cell at least); cells nearest the middle of the thread ladder were kept",
+                all.len(),
+                available.as_secs_f64(),
+                min_cell.as_secs_f64()
+            ),
+        })
+        .collect();
+    let per_cell = available.as_secs_f64() / n as f64;
+    let rounds = ((per_cell / round_cost(TARGET_WINDOW).as_secs_f64()).floor() as u32)
+        .clamp(MIN_ROUNDS, MAX_ROUNDS);
+    let window = Duration::from_secs_f64(
+        (per_cell / (2.0 * rounds as f64) - RUN_OVERHEAD.as_secs_f64()).max(0.0),
+    )
+    .clamp(MIN_WINDOW, MAX_WINDOW);
+    Ok(CellPlan {
+        cells,
+        dropped,
+        rounds,
+        window,
+    })
+}
+
+/// One cell's result: every round's TPS on each side, and the comparison
+/// of after with before (JSON: `oltp.cells[]`).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Cell {
+    pub workload: String,
+    pub threads: u32,
+    /// Rounds measured (one run on each side per round).
+    pub rounds: u32,
+    /// Medians over the rounds.
+    pub before_tps_per_s: f64,
+    pub after_tps_per_s: f64,
+    /// Hodges–Lehmann ratio after / before of TPS, and its exact interval.
+    #[serde(serialize_with = "known_ratio", deserialize_with = "known_ratio_de")]
+    pub ratio: Option<f64>,
+    #[serde(serialize_with = "known_ratio", deserialize_with = "known_ratio_de")]
+    pub ci_low: Option<f64>,
+    #[serde(serialize_with = "known_ratio", deserialize_with = "known_ratio_de")]
+    pub ci_high: Option<f64>,
+    /// The interval's level, percent (95 unless a sequential look's level).
+    pub ci_level_pct: f64,
+    /// Two-sided exact rank-sum p-value.
+    pub p: f64,
+    pub verdict: Effect,
+    /// The round at which the sequential design declared the verdict
+    /// (absent: fixed design, or it ran all its rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at_round: Option<u32>,
+    /// Every round's TPS, in round order.
+    pub before_rounds_tps_per_s: Vec<f64>,
+    pub after_rounds_tps_per_s: Vec<f64>,
+    /// Median transaction p95 over the rounds; absent when no run had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_p95_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_p95_ns: Option<u64>,
+}
+
+impl Cell {
+    /// `1.23× (95 % CI 1.10–1.35)`, or why there is no ratio.
+    pub fn ratio_text(&self) -> String {
+        match (self.ratio, self.ci_low, self.ci_high) {
+            (Some(r), Some(l), Some(h)) => {
+                format!("{r:.3}× ({:.0} % CI {l:.3}–{h:.3})", self.ci_level_pct)
+            }
+            (Some(r), _, _) => format!("{r:.3}× (no interval)"),
+            _ => "no ratio".into(),
+        }
     }
 }
 
@@ -213,9 +546,19 @@ pub struct Comparison {
     pub server_version: String,
     /// Measured window of each run.
     pub window_s: f64,
-    pub pairs: Vec<Pair>,
-    /// Pairs planned (workloads × thread counts).
-    pub planned: usize,
+    /// Rounds planned per cell (each cell gets them all unless sequential
+    /// stopping ends it sooner or the budget runs out).
+    pub rounds_planned: u32,
+    /// Seed of the round order (`--seed` repeats it).
+    pub seed: u64,
+    /// Each side's warm-up before anything was timed, per workload.
+    pub warmup_s: f64,
+    /// Whether each cell is looked at after every round (group-sequential,
+    /// Pocock-type boundaries at [`ALPHA`]) and stopped once it crosses.
+    pub sequential: bool,
+    pub cells: Vec<Cell>,
+    /// Cells of the ladder the budget left out.
+    pub dropped: Vec<Dropped>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Every run of each side, for oltp-before.json / oltp-after.json.
@@ -227,6 +570,76 @@ pub struct Comparison {
 
 /// The workloads of the practice's table.
 pub const WORKLOADS: [Workload; 2] = [Workload::OltpReadOnly, Workload::OltpReadWrite];
+
+/// One cell's rounds so far.
+#[derive(Debug, Clone, Default)]
+pub struct Samples {
+    pub before: Vec<f64>,
+    pub after: Vec<f64>,
+    pub before_p95: Vec<u64>,
+    pub after_p95: Vec<u64>,
+    pub stopped_at: Option<u32>,
+}
+
+fn median_u64(xs: &[u64]) -> Option<u64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let v: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
+    Some(crate::stats::median(&v).round() as u64)
+}
+
+/// The comparison of one cell's rounds at level `alpha` (0: no look of the
+/// sequential design could cross with these rounds: `too few rounds`,
+/// with the interval shown at [`ALPHA`]).
+pub fn judge(key: CellKey, s: &Samples, alpha: f64, seed: u64) -> Cell {
+    let at = if alpha > 0.0 { alpha } else { ALPHA };
+    let opts = CompareOpts {
+        alpha: at,
+        seed,
+        ..Default::default()
+    };
+    let (c, mut e) = compare_effect(&s.before, &s.after, Direction::HigherIsBetter, &opts);
+    if alpha <= 0.0 {
+        e = Effect::TooFewRounds;
+    }
+    Cell {
+        workload: key.workload.name().to_string(),
+        threads: key.threads,
+        rounds: s.before.len().min(s.after.len()) as u32,
+        before_tps_per_s: crate::stats::median(&s.before),
+        after_tps_per_s: crate::stats::median(&s.after),
+        ratio: c.ratio,
+        ci_low: c.ci_low,
+        ci_high: c.ci_high,
+        ci_level_pct: c.ci_level * 100.0,
+        p: c.p_value,
+        verdict: e,
+        stopped_at_round: s.stopped_at,
+        before_rounds_tps_per_s: s.before.clone(),
+        after_rounds_tps_per_s: s.after.clone(),
+        before_p95_ns: median_u64(&s.before_p95),
+        after_p95_ns: median_u64(&s.after_p95),
+    }
+}
+
+/// The order of one round: the cells still running, shuffled, each with
+/// whether "after" runs first. Seeded: the same rng state gives the same
+/// order.
+pub fn round_order(active: &[usize], rng: &mut SmallRng) -> Vec<(usize, bool)> {
+    let mut order = active.to_vec();
+    order.shuffle(rng);
+    order.into_iter().map(|i| (i, rng.gen::<bool>())).collect()
+}
+
+/// The sequential design's look after `round` at cell `s`: the level to
+/// judge at (0 when this look cannot cross).
+fn look_level(bounds: Option<&Boundaries>, round: u32) -> f64 {
+    match bounds {
+        Some(b) => b.level(round),
+        None => ALPHA,
+    }
+}
 
 struct Side {
     sb: Sandbox,
@@ -298,17 +711,61 @@ pub struct Phase<'a> {
     pub tables: u32,
     pub table_size: u32,
     pub threads: &'a [u32],
+    /// Seed of the round order.
+    pub seed: u64,
     /// When the phase must be done.
     pub deadline: Instant,
     pub progress: &'a dyn Fn(String),
-    /// Called after every pair with what is measured so far.
+    /// Called after every round with what is measured so far.
     pub on_pair: &'a mut dyn FnMut(&Comparison),
 }
 
-/// Time a run costs beyond its window: connecting, preparing statements.
-const RUN_OVERHEAD: Duration = Duration::from_millis(700);
+/// The redo log a profile sets (`innodb_redo_log_capacity`, or
+/// `innodb_log_file_size` × `innodb_log_files_in_group`), if any.
+fn redo_bytes(vars: &SandboxVars) -> Option<u64> {
+    let get = |k: &str| {
+        vars.variables
+            .iter()
+            .find(|(n, _)| n == k)
+            .and_then(|(_, v)| parse_size(v))
+    };
+    get("innodb_redo_log_capacity").or_else(|| {
+        get("innodb_log_file_size").map(|s| s * get("innodb_log_files_in_group").unwrap_or(1))
+    })
+}
 
-/// Start both servers, load them, run the ladder, stop them.
+/// Both servers must fit on the tuned filesystem before either starts: a
+/// server that runs out of space mid-load aborts (SIGABRT on a redo write)
+/// rather than saying so, and the phase would fail with that instead of
+/// the space it lacks.
+fn refuse_without_room(p: &Phase<'_>) -> Result<()> {
+    let need: u64 = [&p.profiles.before, &p.profiles.after]
+        .iter()
+        .map(|v| crate::trial::server::disk_estimate(p.tables, p.table_size, redo_bytes(v)))
+        .sum();
+    let Some(free) = crate::trial::space::free_bytes(p.workdir) else {
+        return Ok(());
+    };
+    // The same 5 % headroom the sweep's file plan keeps.
+    if (need as f64) * 1.05 <= free as f64 {
+        return Ok(());
+    }
+    Err(crate::error::Fix::new(
+        format!(
+            "the before and after servers need ≈{} ({} × {} rows each, with their redo logs) and {}'s filesystem has {} free",
+            crate::units::fmt_size(need),
+            p.tables,
+            p.table_size,
+            p.workdir.display(),
+            crate::units::fmt_size(free)
+        ),
+        "free space there, or tune a filesystem with more room",
+    )
+    .into())
+}
+
+/// Start both servers, load and warm them, plan the cells into what is
+/// left, run the rounds, stop the servers.
 pub fn run(p: Phase<'_>) -> Result<Comparison> {
     let base = OltpOptions {
         tables: p.tables,
@@ -316,6 +773,7 @@ pub fn run(p: Phase<'_>) -> Result<Comparison> {
         threads: 4,
         ..Default::default()
     };
+    refuse_without_room(&p)?;
     (p.progress)(format!(
         "starting the before and after servers in {} and loading {} × {} rows each",
         p.workdir.display(),
@@ -336,25 +794,6 @@ pub fn run(p: Phase<'_>) -> Result<Comparison> {
         &p.profile_dir.join("sandbox-after.cnf"),
         &base,
     )?;
-    let planned = WORKLOADS.len() * p.threads.len();
-    let left = p.deadline.saturating_duration_since(Instant::now());
-    // Two warm-ups and two runs per pair share what is left.
-    let per_run = left
-        .div_f64((2 * planned + 2) as f64)
-        .saturating_sub(RUN_OVERHEAD);
-    let window = per_run.clamp(Duration::from_secs(1), Duration::from_secs(60));
-    let mut cmp = Comparison {
-        profiles: p.profiles.clone(),
-        tables: p.tables,
-        table_size: p.table_size,
-        server_version: before.sb.version().raw,
-        window_s: window.as_secs_f64(),
-        pairs: Vec::new(),
-        planned,
-        note: None,
-        runs_before: Vec::new(),
-        runs_after: Vec::new(),
-    };
     let run_on = |side: &Side, w: Workload, threads: u32, time: Duration| {
         oltp::run_workload(
             &side.sb.conn_spec(),
@@ -370,55 +809,129 @@ pub fn run(p: Phase<'_>) -> Result<Comparison> {
             None => e,
         })
     };
-    // A warm-up on each, so neither side's first run is the cold one.
-    (p.progress)("warming up both servers".into());
-    for s in [&before, &after] {
-        run_on(
-            s,
-            Workload::OltpReadOnly,
-            4,
-            window.min(Duration::from_secs(3)),
-        )
-        .context("warm-up")?;
-    }
-    let mut step = 0usize;
-    'ladder: for w in WORKLOADS {
-        for &t in p.threads {
-            let need = (window + RUN_OVERHEAD) * 2;
-            if Instant::now() + need > p.deadline {
-                cmp.note = Some(format!(
-                    "the budget ran out after {} of {planned} before/after pairs",
-                    cmp.pairs.len()
-                ));
-                break 'ladder;
-            }
-            (p.progress)(format!(
-                "{} at {t} thread(s), before and after · pair {}/{planned}",
-                w.name(),
-                step + 1
-            ));
-            // Alternate which side goes first.
-            let (rb, ra) = if step % 2 == 0 {
-                let rb = run_on(&before, w, t, window).context("before")?;
-                let ra = run_on(&after, w, t, window).context("after")?;
-                (rb, ra)
-            } else {
-                let ra = run_on(&after, w, t, window).context("after")?;
-                let rb = run_on(&before, w, t, window).context("before")?;
-                (rb, ra)
-            };
-            cmp.pairs.push(Pair {
-                workload: w.name().to_string(),
-                threads: t,
-                before: Measure::of(&rb),
-                after: Measure::of(&ra),
-            });
-            cmp.runs_before.push(rb);
-            cmp.runs_after.push(ra);
-            (p.on_pair)(&cmp);
-            step += 1;
+    // Both loaded and warmed, every workload on each, before anything is
+    // timed: neither side's first timed run is its cold one.
+    (p.progress)(format!(
+        "warming up both servers ({} s per workload each)",
+        WARMUP.as_secs()
+    ));
+    for w in WORKLOADS {
+        for s in [&before, &after] {
+            run_on(s, w, 4, WARMUP).context("warm-up")?;
         }
     }
+    let left = p.deadline.saturating_duration_since(Instant::now());
+    let plan = plan_cells(&WORKLOADS, p.threads, left)?;
+    let bounds = (plan.rounds > MIN_ROUNDS).then(|| Boundaries::new(ALPHA, plan.rounds));
+    let mut cmp = Comparison {
+        profiles: p.profiles.clone(),
+        tables: p.tables,
+        table_size: p.table_size,
+        server_version: before.sb.version().raw,
+        window_s: plan.window.as_secs_f64(),
+        rounds_planned: plan.rounds,
+        seed: p.seed,
+        warmup_s: WARMUP.as_secs_f64(),
+        sequential: bounds.is_some(),
+        cells: Vec::new(),
+        dropped: plan.dropped.clone(),
+        note: None,
+        runs_before: Vec::new(),
+        runs_after: Vec::new(),
+    };
+    (p.progress)(format!(
+        "{} cell(s) × {} rounds of {:.1} s runs{}{}",
+        plan.cells.len(),
+        plan.rounds,
+        plan.window.as_secs_f64(),
+        if bounds.is_some() {
+            ", each stopped once its verdict is clear"
+        } else {
+            ""
+        },
+        if plan.dropped.is_empty() {
+            String::new()
+        } else {
+            format!("; {} cell(s) dropped for the budget", plan.dropped.len())
+        }
+    ));
+    let mut rng = SmallRng::seed_from_u64(p.seed);
+    let mut samples: Vec<Samples> = vec![Samples::default(); plan.cells.len()];
+    let mut rounds_run = 0u32;
+    let cells_now = |samples: &[Samples], round: u32| -> Vec<Cell> {
+        plan.cells
+            .iter()
+            .zip(samples)
+            .map(|(k, s)| {
+                let r = s.stopped_at.unwrap_or(round);
+                judge(*k, s, look_level(bounds.as_ref(), r), p.seed)
+            })
+            .collect()
+    };
+    'rounds: for round in 1..=plan.rounds {
+        let active: Vec<usize> = (0..plan.cells.len())
+            .filter(|&i| samples[i].stopped_at.is_none())
+            .collect();
+        if active.is_empty() {
+            break;
+        }
+        for (i, after_first) in round_order(&active, &mut rng) {
+            let k = plan.cells[i];
+            if Instant::now() + round_cost(plan.window) > p.deadline {
+                cmp.note = Some(format!(
+                    "the budget ran out in round {round} of {}: cells have fewer rounds than planned",
+                    plan.rounds
+                ));
+                break 'rounds;
+            }
+            (p.progress)(format!(
+                "round {round}/{}: {} at {} thread(s), {} first",
+                plan.rounds,
+                k.workload.name(),
+                k.threads,
+                if after_first { "after" } else { "before" }
+            ));
+            let (rb, ra) = if after_first {
+                let ra = run_on(&after, k.workload, k.threads, plan.window).context("after")?;
+                let rb = run_on(&before, k.workload, k.threads, plan.window).context("before")?;
+                (rb, ra)
+            } else {
+                let rb = run_on(&before, k.workload, k.threads, plan.window).context("before")?;
+                let ra = run_on(&after, k.workload, k.threads, plan.window).context("after")?;
+                (rb, ra)
+            };
+            let s = &mut samples[i];
+            s.before.push(rb.tps);
+            s.after.push(ra.tps);
+            let m = |r: &OltpResult| {
+                r.latency_ms
+                    .percentile_value
+                    .map(crate::oltp::result::ms_to_ns)
+            };
+            s.before_p95.extend(m(&rb));
+            s.after_p95.extend(m(&ra));
+            cmp.runs_before.push(rb);
+            cmp.runs_after.push(ra);
+        }
+        rounds_run = round;
+        // The sequential look: a cell whose verdict crossed its boundary
+        // keeps it and runs no more rounds.
+        if let Some(b) = &bounds {
+            if round < plan.rounds && b.level(round) > 0.0 {
+                for (i, k) in plan.cells.iter().enumerate() {
+                    let s = &samples[i];
+                    if s.stopped_at.is_none()
+                        && judge(*k, s, b.level(round), p.seed).verdict.claims()
+                    {
+                        samples[i].stopped_at = Some(round);
+                    }
+                }
+            }
+        }
+        cmp.cells = cells_now(&samples, round);
+        (p.on_pair)(&cmp);
+    }
+    cmp.cells = cells_now(&samples, rounds_run);
     (p.progress)("stopping the before and after servers".into());
     stop(before, p.guard)?;
     stop(after, p.guard)?;
@@ -483,6 +996,7 @@ mod tests {
             ],
             2,
             20_000,
+            false,
         );
         let get = |v: &SandboxVars, n: &str| {
             v.variables
@@ -502,8 +1016,249 @@ mod tests {
 
     #[test]
     fn no_server_means_defaults_and_identical_without_advice() {
-        let p = profiles(&Facts::default(), &[], 2, 20_000);
+        let p = profiles(&Facts::default(), &[], 2, 20_000, false);
         assert!(p.identical());
+        assert!(p
+            .nothing_to_compare()
+            .unwrap()
+            .contains("no server variable change"));
         assert!(p.note.starts_with("no live server"), "{}", p.note);
+    }
+
+    const W: [Workload; 2] = WORKLOADS;
+
+    #[test]
+    fn a_small_budget_drops_cells_not_rounds() {
+        // One cell needs 4 × 2 × (1 + 0.7) s = 13.6 s: 30 s fits two.
+        let p = plan_cells(&W, &[1, 4, 8, 16, 32], Duration::from_secs(30)).unwrap();
+        assert_eq!(p.rounds, MIN_ROUNDS);
+        assert_eq!(p.cells.len(), 2);
+        // The ladder's middle (8 threads), both workloads.
+        assert!(p.cells.iter().all(|c| c.threads == 8), "{:?}", p.cells);
+        assert_eq!(p.dropped.len(), 8);
+        assert!(
+            p.dropped[0].why.contains("fits 2 of 10 cells"),
+            "{}",
+            p.dropped[0].why
+        );
+        assert!(p.window >= MIN_WINDOW);
+        // Everything planned fits the budget.
+        let cost = round_cost(p.window) * p.rounds * p.cells.len() as u32;
+        assert!(cost <= Duration::from_secs(30), "{cost:?}");
+    }
+
+    #[test]
+    fn a_large_budget_keeps_every_cell_and_adds_rounds_then_window() {
+        let p = plan_cells(&W, &[1, 4, 8], Duration::from_secs(600)).unwrap();
+        assert_eq!(p.cells.len(), 6);
+        assert!(p.dropped.is_empty());
+        assert_eq!(p.rounds, MAX_ROUNDS);
+        assert!(p.window > TARGET_WINDOW, "{:?}", p.window);
+        let cost = round_cost(p.window) * p.rounds * 6;
+        assert!(cost <= Duration::from_secs(600), "{cost:?}");
+        // Ladder order in the result: workload, then threads.
+        assert_eq!(
+            p.cells[0],
+            CellKey {
+                workload: W[0],
+                threads: 1
+            }
+        );
+        assert_eq!(
+            p.cells[5],
+            CellKey {
+                workload: W[1],
+                threads: 8
+            }
+        );
+    }
+
+    #[test]
+    fn too_small_for_one_cell_is_one_line_with_a_fix() {
+        let e = plan_cells(&W, &[4], Duration::from_secs(10)).unwrap_err();
+        let line = crate::error::one_line(&anyhow::Error::from(e));
+        assert!(line.contains("one cell needs 14 s"), "{line}");
+        assert!(line.contains("--budget"), "{line}");
+    }
+
+    #[test]
+    fn thread_priority_is_middle_out() {
+        assert_eq!(thread_priority(&[1, 4, 8, 16, 32]), vec![8, 4, 16, 1, 32]);
+        assert_eq!(thread_priority(&[1, 4, 8]), vec![4, 1, 8]);
+        assert_eq!(thread_priority(&[2]), vec![2]);
+    }
+
+    #[test]
+    fn round_order_is_random_but_seeded() {
+        let active: Vec<usize> = (0..8).collect();
+        let draw = |seed: u64| {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            (0..4)
+                .map(|_| round_order(&active, &mut rng))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(draw(7), draw(7));
+        assert_ne!(draw(7), draw(8));
+        let rounds = draw(7);
+        // Every cell once a round; the order and the first side vary.
+        for r in &rounds {
+            let mut ids: Vec<usize> = r.iter().map(|x| x.0).collect();
+            ids.sort();
+            assert_eq!(ids, active);
+        }
+        assert!(rounds.windows(2).any(|w| w[0] != w[1]));
+        let firsts: Vec<bool> = rounds.iter().flatten().map(|x| x.1).collect();
+        assert!(firsts.contains(&true) && firsts.contains(&false));
+    }
+
+    fn key() -> CellKey {
+        CellKey {
+            workload: W[0],
+            threads: 4,
+        }
+    }
+
+    #[test]
+    fn cells_carry_the_verdict_words() {
+        let mut s = Samples {
+            before: vec![100.0, 101.0, 99.0, 100.5],
+            after: vec![150.0, 151.0, 149.0, 150.5],
+            ..Default::default()
+        };
+        let c = judge(key(), &s, ALPHA, 1);
+        assert_eq!(c.verdict, Effect::Faster);
+        assert!(c.ci_low.unwrap() > 1.0, "{c:?}");
+        assert_eq!(c.rounds, 4);
+        s.after = s.before.clone();
+        assert_eq!(judge(key(), &s, ALPHA, 1).verdict, Effect::NoDifference);
+        // Three rounds cannot reach 5 %: no verdict either way.
+        s.before.pop();
+        s.after = vec![150.0, 151.0, 149.0];
+        assert_eq!(judge(key(), &s, ALPHA, 1).verdict, Effect::TooFewRounds);
+        // A sequential look that cannot cross.
+        s.before.push(100.2);
+        s.after.push(150.2);
+        assert_eq!(judge(key(), &s, 0.0, 1).verdict, Effect::TooFewRounds);
+    }
+
+    #[test]
+    fn cells_json_shape() {
+        let s = Samples {
+            before: vec![100.0, 101.0, 99.0, 100.5],
+            after: vec![80.0, 81.0, 79.0, 80.5],
+            ..Default::default()
+        };
+        let v = serde_json::to_value(judge(key(), &s, ALPHA, 1)).unwrap();
+        for k in [
+            "workload",
+            "threads",
+            "rounds",
+            "before_tps_per_s",
+            "after_tps_per_s",
+            "ratio",
+            "ci_low",
+            "ci_high",
+            "p",
+            "verdict",
+        ] {
+            assert!(!v[k].is_null(), "{k} missing: {v}");
+        }
+        assert_eq!(v["verdict"], "slower");
+        assert_eq!(v["workload"], "oltp_read_only");
+        assert!(v["ratio"].as_f64().unwrap() < 1.0);
+        let back: Cell = serde_json::from_value(v).unwrap();
+        assert_eq!(back.verdict, Effect::Slower);
+        // No baseline: the ratio is {"unknown": …}, never null.
+        let z = Samples {
+            before: vec![0.0; 4],
+            after: vec![1.0; 4],
+            ..Default::default()
+        };
+        let v = serde_json::to_value(judge(key(), &z, ALPHA, 1)).unwrap();
+        assert!(v["ratio"]["unknown"].is_string(), "{v}");
+    }
+
+    fn var(p: &SandboxVars, n: &str) -> Option<String> {
+        p.variables
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn logging_only_advice_is_nothing_to_compare() {
+        // The run: after differed from before only in
+        // slow_query_log = ON (long_query_time 10 s).
+        let p = profiles(
+            &facts(Some(4 << 30)),
+            &[
+                advice("slow_query_log", "ON"),
+                advice("long_query_time", "1"),
+            ],
+            2,
+            20_000,
+            false,
+        );
+        assert_eq!(var(&p.after, "slow_query_log").as_deref(), Some("ON"));
+        assert!(p.identical(), "{:?}", p.differences());
+        let why = p.nothing_to_compare().unwrap();
+        assert!(
+            why.contains("only in logging (slow_query_log = ON, long_query_time = 1)"),
+            "{why}"
+        );
+        // One visible change makes it a comparison.
+        let p = profiles(
+            &facts(Some(4 << 30)),
+            &[
+                advice("slow_query_log", "ON"),
+                advice("innodb_io_capacity", "2000"),
+            ],
+            2,
+            20_000,
+            false,
+        );
+        assert_eq!(p.differences(), vec!["innodb_io_capacity".to_string()]);
+        assert!(p.nothing_to_compare().is_none());
+    }
+
+    #[test]
+    fn durability_tradeoffs_need_the_flag_and_say_what_is_lost() {
+        let adv = [
+            advice("innodb_flush_log_at_trx_commit", "2"),
+            advice("innodb_doublewrite", "OFF"),
+            advice("sync_binlog", "1"),
+        ];
+        let held = profiles(&facts(Some(4 << 30)), &adv, 2, 20_000, false);
+        assert_eq!(var(&held.after, "innodb_flush_log_at_trx_commit"), None);
+        assert_eq!(var(&held.after, "innodb_doublewrite"), None);
+        // sync_binlog = 1 is durable: it goes in.
+        assert_eq!(var(&held.after, "sync_binlog").as_deref(), Some("1"));
+        assert_eq!(held.durability.len(), 2);
+        assert!(held.durability.iter().all(|t| !t.measured));
+        let allowed = profiles(&facts(Some(4 << 30)), &adv, 2, 20_000, true);
+        assert_eq!(
+            var(&allowed.after, "innodb_flush_log_at_trx_commit").as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            var(&allowed.after, "innodb_doublewrite").as_deref(),
+            Some("OFF")
+        );
+        let t = &allowed.durability[0];
+        assert!(t.measured);
+        assert!(
+            t.loses
+                .contains("up to ~1 s of committed transactions on an OS crash or power loss"),
+            "{}",
+            t.loses
+        );
+        assert!(durability_loss("sync_binlog", "0").is_some());
+        assert!(durability_loss("sync_binlog", "1").is_none());
+        assert!(durability_loss("innodb_flush_log_at_trx_commit", "1").is_none());
+        assert!(durability_loss("innodb_doublewrite", "ON").is_none());
+        // Held back and nothing else: nothing to compare, and it says why.
+        let only = profiles(&facts(Some(4 << 30)), &adv[..1], 2, 20_000, false);
+        let why = only.nothing_to_compare().unwrap();
+        assert!(why.contains("--allow-durability-tradeoffs"), "{why}");
     }
 }

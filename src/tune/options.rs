@@ -31,6 +31,14 @@ pub struct TuneOptions {
     pub conn: ConnArgs,
     /// A slow query log for the check phase (`--slowlog`).
     pub slowlog: Option<PathBuf>,
+    /// Switch only these devices in the sweep (`--device`); empty: every
+    /// device under the path that has a scheduler.
+    pub devices: Vec<String>,
+    /// Seed of the OLTP round order (`--seed`; default random, reported).
+    pub seed: Option<u64>,
+    /// Let durability trade-offs (innodb_flush_log_at_trx_commit ≠ 1,
+    /// sync_binlog ≠ 1, innodb_doublewrite off) into "after".
+    pub allow_durability_tradeoffs: bool,
 }
 
 impl TuneOptions {
@@ -48,6 +56,9 @@ impl TuneOptions {
             oltp: true,
             conn: ConnArgs::default(),
             slowlog: None,
+            devices: Vec::new(),
+            seed: None,
+            allow_durability_tradeoffs: false,
         }
     }
 

@@ -1,6 +1,7 @@
 //! `innotune tune`'s typed result (JSON schema `tune/2`, docs/json-tune.md)
 //! and the document summary.md and report.html are rendered from.
 
+use super::oltp::Cell as OltpCell;
 use super::oltp::{Comparison, SandboxVars};
 use crate::check::report::{CheckReport, EmittedFile};
 use crate::check::rules::{Advice, Setting};
@@ -10,6 +11,7 @@ use crate::export::doc::{
 use crate::export::text::fmt_num;
 use crate::export::Document;
 use crate::oltp::OltpResult;
+use crate::stats::Effect;
 use crate::sweep::SweepReport;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -88,6 +90,10 @@ pub struct TuneReport {
     pub sweep: Option<SweepSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oltp: Option<Comparison>,
+    /// Durability trade-offs check recommended: measured in "after" only
+    /// with `--allow-durability-tradeoffs`; each says what a crash loses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub durability: Vec<super::oltp::Tradeoff>,
     /// What `innotune apply` would change.
     pub changed: Vec<Changed>,
     /// The files under `out_dir/files/`.
@@ -126,6 +132,7 @@ impl TuneReport {
             findings: Vec::new(),
             sweep: None,
             oltp: None,
+            durability: Vec::new(),
             changed: Vec::new(),
             emitted: Vec::new(),
             written: Vec::new(),
@@ -162,6 +169,89 @@ impl TuneReport {
         };
         self.findings = c.findings.clone();
         self.changed = changed(c);
+    }
+}
+
+impl TuneReport {
+    /// Say on each finding what the before/after measured of it: the
+    /// cells, for findings whose server variables went into "after"; else
+    /// why not (`phase_note`: why the OLTP phase did not measure, when it
+    /// did not).
+    pub fn attach_measurements(
+        &mut self,
+        profiles: &super::oltp::Profiles,
+        phase_note: Option<&str>,
+    ) {
+        let diffs = profiles.differences();
+        let cells: Vec<crate::finding::Measurement> = self
+            .oltp
+            .iter()
+            .flat_map(|c| &c.cells)
+            .filter_map(|c| {
+                Some(crate::finding::Measurement {
+                    workload: c.workload.clone(),
+                    threads: c.threads,
+                    ratio: c.ratio?,
+                    ci_low: c.ci_low?,
+                    ci_high: c.ci_high?,
+                    p: c.p,
+                    rounds: c.rounds,
+                    verdict: serde_json::to_value(c.verdict)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                })
+            })
+            .collect();
+        for a in &mut self.findings {
+            let f = &mut a.finding;
+            f.measured.clear();
+            f.not_measured = None;
+            let vars: Vec<&str> = a
+                .settings
+                .iter()
+                .filter_map(|s| match s {
+                    Setting::ServerVariable { name, .. } => Some(name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if a.settings.is_empty() {
+                continue;
+            }
+            let held = profiles
+                .durability
+                .iter()
+                .any(|t| !t.measured && vars.contains(&t.name.as_str()));
+            let in_after = vars.iter().any(|v| diffs.iter().any(|d| d == v));
+            f.not_measured = if held {
+                Some("durability trade-off not allowed: left out of \"after\" (--allow-durability-tradeoffs measures it)".into())
+            } else if in_after && !cells.is_empty() {
+                f.measured = cells.clone();
+                None
+            } else if in_after {
+                Some(format!(
+                    "the OLTP before/after measured no cell: {}",
+                    phase_note.unwrap_or("it did not run")
+                ))
+            } else if !vars.is_empty() && vars.iter().all(|v| super::oltp::invisible(v)) {
+                Some(
+                    "not measurable on a sandbox: logging changes nothing an OLTP run shows".into(),
+                )
+            } else if !vars.is_empty() {
+                Some(format!(
+                    "\"after\" does not differ from \"before\" in {}",
+                    vars.join(", ")
+                ))
+            } else if f.evidence.source == crate::finding::Source::Measured {
+                Some("not measurable on a sandbox (a host-wide setting two sandboxes cannot differ in); its evidence above was measured on this host".into())
+            } else if f.evidence.source == crate::finding::Source::RuleOfThumb {
+                Some(
+                    "rule of thumb only: a host-wide setting two sandboxes cannot differ in".into(),
+                )
+            } else {
+                Some("not measurable on a sandbox: a host-wide setting two sandboxes cannot differ in; the advice rests on what was observed".into())
+            };
+        }
     }
 }
 
@@ -215,6 +305,18 @@ fn changed(c: &CheckReport) -> Vec<Changed> {
                     a.finding.observed.clone(),
                     value.clone(),
                 ),
+                Setting::IrqAffinity { irq, nic, value } => (
+                    "irq_affinity",
+                    format!("{nic} irq {irq} smp_affinity"),
+                    a.finding.observed.clone(),
+                    value.clone(),
+                ),
+                Setting::CpuGovernor { cpu, value } => (
+                    "governor",
+                    format!("cpu{cpu} scaling_governor"),
+                    a.finding.observed.clone(),
+                    value.clone(),
+                ),
                 Setting::Nofile { service, value } => (
                     "nofile",
                     format!("{service} LimitNOFILE"),
@@ -254,96 +356,96 @@ fn p95_ms(ns: Option<u64>) -> Cell {
     }
 }
 
-fn pct(v: Option<f64>) -> Cell {
-    match v {
-        Some(p) => {
-            let tone = if p >= 3.0 {
-                Tone::Good
-            } else if p <= -3.0 {
-                Tone::Bad
-            } else {
-                Tone::Plain
-            };
-            Cell::num(p, format!("{p:+.1}%")).tone(tone)
-        }
-        None => Cell::text("—").tone(Tone::Dim),
+/// The tone of a verdict: colour only for a claimed difference.
+pub fn verdict_tone(e: Effect) -> Tone {
+    match e {
+        Effect::Faster => Tone::Good,
+        Effect::Slower => Tone::Bad,
+        Effect::NoDifference => Tone::Plain,
+        Effect::TooFewRounds => Tone::Dim,
     }
 }
 
-/// The before/after table: one row per workload and thread count.
-pub fn before_after_table(pairs: &[super::oltp::Pair]) -> Table {
+/// The before/after table: one row per cell (workload × threads), the
+/// median TPS of each side, the ratio after/before with its interval and
+/// the verdict word; colour follows the verdict only.
+pub fn before_after_table(cells: &[OltpCell]) -> Table {
     let mut t = Table::new(vec![
         Column::text("workload"),
         Column::num("threads", None),
+        Column::num("rounds", None),
         Column::num("TPS before", Some("tps")),
         Column::num("TPS after", Some("tps")),
-        Column::num("TPS change", Some("%")),
-        Column::num("QPS before", Some("qps")),
-        Column::num("QPS after", Some("qps")),
+        Column::text("after / before (interval)"),
+        Column::num("p", None),
+        Column::text("verdict"),
         Column::num("p95 before", Some("ms")),
         Column::num("p95 after", Some("ms")),
     ])
-    .titled("Before / after (measured)");
-    for p in pairs {
+    .titled("Before / after (measured: medians of interleaved rounds)");
+    for c in cells {
+        let tone = verdict_tone(c.verdict);
+        let rounds = match c.stopped_at_round {
+            Some(r) => format!("{} (stopped at {r})", c.rounds),
+            None => c.rounds.to_string(),
+        };
+        let ratio = match c.ratio {
+            Some(r) => Cell::num(r, c.ratio_text()),
+            None => Cell::text(c.ratio_text()).tone(Tone::Dim),
+        };
         t.row(vec![
-            Cell::text(&p.workload),
-            Cell::num(p.threads as f64, p.threads.to_string()),
-            Cell::num(p.before.tps_per_s, fmt_num(p.before.tps_per_s)),
-            Cell::num(p.after.tps_per_s, fmt_num(p.after.tps_per_s)),
-            pct(p.tps_change_pct()),
-            Cell::num(p.before.queries_per_s, fmt_num(p.before.queries_per_s)),
-            Cell::num(p.after.queries_per_s, fmt_num(p.after.queries_per_s)),
-            p95_ms(p.before.p95_ns),
-            p95_ms(p.after.p95_ns),
+            Cell::text(&c.workload),
+            Cell::num(c.threads as f64, c.threads.to_string()),
+            Cell::num(c.rounds as f64, rounds),
+            Cell::num(c.before_tps_per_s, fmt_num(c.before_tps_per_s)),
+            Cell::num(c.after_tps_per_s, fmt_num(c.after_tps_per_s)),
+            ratio.tone(tone),
+            Cell::num(c.p, format!("{:.3}", c.p)),
+            Cell::text(c.verdict.words()).tone(tone),
+            p95_ms(c.before_p95_ns),
+            p95_ms(c.after_p95_ns),
         ]);
     }
     t
 }
 
-/// TPS and QPS against threads, before and after: one chart per workload
-/// and metric (the numbers are in the before/after table).
-pub fn before_after_series(pairs: &[super::oltp::Pair]) -> Vec<Series> {
+/// The ratio after/before of TPS against threads with its interval: one
+/// chart per workload (the verdicts are in the table).
+pub fn before_after_series(cells: &[OltpCell]) -> Vec<Series> {
     let mut workloads: Vec<&str> = Vec::new();
-    for p in pairs {
-        if !workloads.contains(&p.workload.as_str()) {
-            workloads.push(&p.workload);
+    for c in cells {
+        if !workloads.contains(&c.workload.as_str()) {
+            workloads.push(&c.workload);
         }
     }
-    type Get = fn(&super::oltp::Pair) -> f64;
-    let metrics: [(&str, &str, Get, Get); 2] = [
-        ("TPS", "tps", |p| p.before.tps_per_s, |p| p.after.tps_per_s),
-        (
-            "QPS",
-            "qps",
-            |p| p.before.queries_per_s,
-            |p| p.after.queries_per_s,
-        ),
-    ];
     let mut out = Vec::new();
     for w in workloads {
-        for (metric, unit, before, after) in metrics {
-            let line = |name: &str, get: Get| Line {
-                name: name.into(),
-                points: pairs
-                    .iter()
-                    .filter(|p| p.workload == w)
-                    .map(|p| Point {
-                        x: p.threads.to_string(),
-                        y: get(p),
-                        ci: None,
-                    })
-                    .collect(),
-            };
-            out.push(Series {
-                title: format!("{w}: {metric} against threads, before and after"),
-                kind: ChartKind::Line,
-                x_label: "threads".into(),
-                y_label: metric.into(),
-                y_unit: Some(unit.into()),
-                lines: vec![line("before", before), line("after", after)],
-                table_fallback: false,
-            });
+        let points: Vec<Point> = cells
+            .iter()
+            .filter(|c| c.workload == w)
+            .filter_map(|c| {
+                Some(Point {
+                    x: c.threads.to_string(),
+                    y: c.ratio?,
+                    ci: c.ci_low.zip(c.ci_high),
+                })
+            })
+            .collect();
+        if points.is_empty() {
+            continue;
         }
+        out.push(Series {
+            title: format!("{w}: TPS after / before against threads, with its interval"),
+            kind: ChartKind::Line,
+            x_label: "threads".into(),
+            y_label: "after / before".into(),
+            y_unit: Some("×".into()),
+            lines: vec![Line {
+                name: "after / before".into(),
+                points,
+            }],
+            table_fallback: false,
+        });
     }
     out
 }
@@ -506,21 +608,62 @@ impl crate::export::Report for TuneReport {
         }
 
         d.heading("OLTP before and after");
+        for t in &self.durability {
+            if t.measured {
+                d.note(
+                    Tone::Warn,
+                    format!(
+                        "\"after\" includes the durability trade-off {} = {} (--allow-durability-tradeoffs): on a crash it loses {}.",
+                        t.name, t.value, t.loses
+                    ),
+                );
+            } else {
+                d.note(
+                    Tone::Plain,
+                    format!(
+                        "{} = {} is a durability trade-off (a crash would lose {}): left out of \"after\" and not measured; --allow-durability-tradeoffs measures it.",
+                        t.name, t.value, t.loses
+                    ),
+                );
+            }
+        }
         match &self.oltp {
             Some(c) => {
                 d.paragraph(c.profiles.note.clone());
                 d.paragraph(format!(
-                    "{} on {} tables × {} rows, {:.1} s per run; {} of {} pairs measured.",
+                    "{} on {} tables × {} rows; both servers loaded and warmed ({:.0} s per workload each) before anything was timed. Each cell ran up to {} rounds of {:.1} s on each side, the cells in a shuffled order and the side that goes first drawn each time (seed {}){}. Each verdict is the exact rank test of the rounds' TPS at 5 %, a difference of 3 % or more.",
                     c.server_version,
                     c.tables,
                     c.table_size,
+                    c.warmup_s,
+                    c.rounds_planned,
                     c.window_s,
-                    c.pairs.len(),
-                    c.planned
+                    c.seed,
+                    if c.sequential {
+                        "; a cell stops once its verdict crosses its sequential boundary"
+                    } else {
+                        ""
+                    }
                 ));
-                d.table(before_after_table(&c.pairs));
-                for s in before_after_series(&c.pairs) {
+                d.table(before_after_table(&c.cells));
+                for s in before_after_series(&c.cells) {
                     d.series(s);
+                }
+                if !c.dropped.is_empty() {
+                    let mut t = Table::new(vec![
+                        Column::text("workload"),
+                        Column::num("threads", None),
+                        Column::text("why"),
+                    ])
+                    .titled("Cells not measured");
+                    for x in &c.dropped {
+                        t.row(vec![
+                            Cell::text(&x.workload),
+                            Cell::num(x.threads as f64, x.threads.to_string()),
+                            Cell::text(&x.why),
+                        ]);
+                    }
+                    d.table(t);
                 }
                 if let Some(n) = &c.note {
                     d.note(Tone::Warn, n.clone());
@@ -631,5 +774,135 @@ impl crate::export::Report for OltpSide {
             d.series(s);
         }
         d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::oltp::{self, Profiles, Samples, SandboxVars, Tradeoff};
+    use super::*;
+    use crate::finding::{Finding, Layer, Severity, Subject, SubjectKind};
+
+    fn advice(id: &str, s: Setting) -> Advice {
+        Advice::new(Finding::new(
+            id,
+            Severity::Warning,
+            Layer::Server,
+            Subject::new(SubjectKind::ServerVariable, id),
+            "x",
+            "y",
+        ))
+        .set(s)
+    }
+
+    fn var(name: &str, value: &str) -> Setting {
+        Setting::ServerVariable {
+            name: name.into(),
+            value: value.into(),
+            dynamic: true,
+            reason: "test".into(),
+        }
+    }
+
+    fn vars(side: &str, v: &[(&str, &str)]) -> SandboxVars {
+        SandboxVars {
+            side: side.into(),
+            variables: v
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn findings_say_what_was_measured_or_why_not() {
+        let profiles = Profiles {
+            before: vars("before", &[("innodb_buffer_pool_size", "16M")]),
+            after: vars(
+                "after",
+                &[("innodb_buffer_pool_size", "64M"), ("slow_query_log", "ON")],
+            ),
+            dataset_bytes: 1,
+            scale: None,
+            note: String::new(),
+            durability: vec![Tradeoff {
+                name: "innodb_flush_log_at_trx_commit".into(),
+                value: "2".into(),
+                loses: "x".into(),
+                measured: false,
+            }],
+        };
+        let s = Samples {
+            before: vec![100.0, 101.0, 99.0, 100.5],
+            after: vec![150.0, 151.0, 149.0, 150.5],
+            ..Default::default()
+        };
+        let key = oltp::CellKey {
+            workload: crate::oltp::Workload::OltpReadOnly,
+            threads: 4,
+        };
+        let mut r = TuneReport::new("/x".into(), "argument", "/o".into(), 60.0, true);
+        r.oltp = Some(Comparison {
+            profiles: profiles.clone(),
+            tables: 2,
+            table_size: 10,
+            server_version: "v".into(),
+            window_s: 1.0,
+            rounds_planned: 4,
+            seed: 1,
+            warmup_s: 2.0,
+            sequential: false,
+            cells: vec![oltp::judge(key, &s, oltp::ALPHA, 1)],
+            dropped: Vec::new(),
+            note: None,
+            runs_before: Vec::new(),
+            runs_after: Vec::new(),
+        });
+        r.findings = vec![
+            advice("server.pool", var("innodb_buffer_pool_size", "1G")),
+            advice("server.slowlog", var("slow_query_log", "ON")),
+            advice(
+                "server.durability",
+                var("innodb_flush_log_at_trx_commit", "2"),
+            ),
+            advice(
+                "os.swappiness",
+                Setting::Sysctl {
+                    name: "vm.swappiness".into(),
+                    value: "1".into(),
+                },
+            ),
+        ];
+        r.attach_measurements(&profiles, None);
+        let f = |i: usize| &r.findings[i].finding;
+        assert_eq!(f(0).measured.len(), 1);
+        assert_eq!(f(0).measured[0].verdict, "faster");
+        assert!(f(0).measured[0].ci_low > 1.0);
+        assert!(f(0).not_measured.is_none());
+        assert!(f(1)
+            .not_measured
+            .as_deref()
+            .unwrap()
+            .contains("not measurable on a sandbox"));
+        assert!(f(2)
+            .not_measured
+            .as_deref()
+            .unwrap()
+            .contains("durability trade-off not allowed"));
+        assert!(f(3).not_measured.as_deref().unwrap().contains("host-wide"));
+        // JSON: measured[] on the finding, not_measured absent when measured.
+        let v = serde_json::to_value(f(0)).unwrap();
+        assert_eq!(v["measured"][0]["workload"], "oltp_read_only");
+        assert!(v.get("not_measured").is_none());
+        let back: Finding = serde_json::from_value(v).unwrap();
+        assert_eq!(back.measured, f(0).measured);
+        // The card shows it, coloured by the verdict.
+        let mut d = Document::new("t");
+        d.findings(&[f(0).clone()]);
+        let html = crate::export::html::render_page("t", &[d]);
+        assert!(
+            html.contains("<dt>measured</dt><dd class=\"good\">oltp_read_only at 4 thread(s)"),
+            "{html}"
+        );
     }
 }

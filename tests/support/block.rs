@@ -34,7 +34,18 @@ impl Loop {
     /// Attach `file` with direct I/O (and `extra` losetup options, e.g.
     /// `--sector-size 4096`); the scheduler is set to `none`.
     pub fn attach(file: &Path, extra: &[&str]) -> Loop {
-        let mut args = vec!["--direct-io=on"];
+        Loop::attach_io(file, extra, true)
+    }
+
+    /// [`Loop::attach`], with direct I/O to the backing file (loop/dio
+    /// reads 1) or without it (`--direct-io=off`: the loop device reads
+    /// and writes its backing file through the page cache).
+    pub fn attach_io(file: &Path, extra: &[&str], direct_io: bool) -> Loop {
+        let mut args = vec![if direct_io {
+            "--direct-io=on"
+        } else {
+            "--direct-io=off"
+        }];
         args.extend_from_slice(extra);
         args.extend(["-f", "--show", file.to_str().unwrap()]);
         let dev = sh("losetup", &args);
@@ -186,6 +197,9 @@ pub struct LabOpts<'a> {
     pub mount_opts: &'a str,
     /// The mount point's name inside the scratch directory.
     pub mnt_name: &'a str,
+    /// The loop device does direct I/O to its backing file (the default);
+    /// false: through the page cache (`loop/dio` 0).
+    pub direct_io: bool,
 }
 
 impl Default for LabOpts<'_> {
@@ -197,6 +211,7 @@ impl Default for LabOpts<'_> {
             scheduler: "none",
             mount_opts: "",
             mnt_name: "mnt",
+            direct_io: true,
         }
     }
 }
@@ -238,7 +253,7 @@ impl Lab {
             .unwrap()
             .set_len(o.size)
             .unwrap();
-        let lo = Loop::attach(&img, &[]);
+        let lo = Loop::attach_io(&img, &[], o.direct_io);
         lo.set_scheduler(o.scheduler);
         let lab = Lab {
             dir,

@@ -26,4 +26,4 @@ pub use host::{
     active_scheduler, fixture_host, live, servers_under, sh, sh_as_nobody, tree, umount_retry,
 };
 pub use proc::{spawn, sys, wait_for, Spawned, Start, RUN_LIMIT, WAIT};
-pub use sandbox::{server, TestServer};
+pub use sandbox::{server, Planted, TestServer, PLANTED_POOL};

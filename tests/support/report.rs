@@ -83,7 +83,7 @@ impl LoopLab {
                 "--rounds",
                 "4",
                 "--trial",
-                "400ms",
+                "1s",
                 "--warmup",
                 "0",
             ],

@@ -18,8 +18,10 @@ pub mod buffer_pool;
 pub mod connections;
 pub mod durability;
 pub mod flush;
+pub mod governor;
 pub mod io_capacity;
 pub mod io_threads;
+pub mod irq_affinity;
 pub mod limits;
 pub mod log_buffer;
 pub mod mount;
@@ -50,6 +52,10 @@ pub struct Advice {
     /// (a mkfs-time layout, a durability decision left to the operator).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<Setting>,
+    /// How a managed server's provider takes each recommended variable
+    /// (`check --provider`; empty on a self-managed server).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub managed: Vec<crate::check::provider::Managed>,
 }
 
 impl Advice {
@@ -57,6 +63,7 @@ impl Advice {
         Advice {
             finding,
             settings: Vec::new(),
+            managed: Vec::new(),
         }
     }
     pub fn set(mut self, s: Setting) -> Advice {
@@ -88,6 +95,17 @@ pub enum Setting {
         attr: String,
         value: String,
     },
+    /// The CPU mask of a NIC's interrupt (`/proc/irq/N/smp_affinity`):
+    /// now only (irq numbers are handed out at boot; irqbalance or a unit
+    /// of the operator's keeps it across reboots).
+    IrqAffinity {
+        irq: u32,
+        nic: String,
+        value: String,
+    },
+    /// A CPU's frequency governor (cpufreq `scaling_governor`, which sets
+    /// every CPU of its policy): sysfs now, tmpfiles.d at boot.
+    CpuGovernor { cpu: u32, value: String },
     /// A server variable: `SET GLOBAL` (`SET PERSIST` on MySQL 8) when it
     /// is dynamic, and a line in innotune's [mysqld] drop-in.
     ServerVariable {
@@ -144,7 +162,7 @@ impl Setting {
         f: &Facts,
         nr_requests: Option<&str>,
     ) -> Option<Box<dyn crate::change::Change>> {
-        use crate::change::{ServerVariable, Sysctl, SysfsAttr};
+        use crate::change::{IrqAffinity, ServerVariable, Sysctl, SysfsAttr};
         Some(match self {
             Setting::Queue {
                 device,
@@ -175,6 +193,14 @@ impl Setting {
                 format!("/sys/class/net/{nic}/queues/{queue}/{attr}"),
                 value,
                 &format!("{nic} {queue} {attr}"),
+            )),
+            Setting::IrqAffinity { irq, nic, value } => {
+                Box::new(IrqAffinity::new(*irq, value, &format!("{nic} irq {irq}")))
+            }
+            Setting::CpuGovernor { cpu, value } => Box::new(SysfsAttr::new(
+                crate::change::allowed::governor_path(*cpu),
+                value,
+                &format!("cpu{cpu} governor"),
             )),
             Setting::ServerVariable {
                 name,
@@ -253,6 +279,9 @@ pub struct Rule {
     pub run: fn(&Facts) -> Vec<Advice>,
 }
 
+/// The rules about the machine that runs the load (`check --client`).
+pub const CLIENT: &[&str] = &["os.rps", "os.irq_affinity", "os.governor"];
+
 /// Every rule, bottom of the stack first.
 pub fn all() -> Vec<Rule> {
     vec![
@@ -267,6 +296,8 @@ pub fn all() -> Vec<Rule> {
         limits::AIO,
         numa::RULE,
         network::RULE,
+        irq_affinity::RULE,
+        governor::RULE,
         buffer_pool::RULE,
         redo::RULE,
         io_capacity::RULE,
@@ -298,12 +329,23 @@ pub struct RuleRun {
     pub findings: usize,
 }
 
+impl Rule {
+    /// Does it read the server's host (its disks, kernel, processes)? Those
+    /// are not visible from a client ([`run`]'s `no_host`).
+    pub fn needs_host(&self) -> bool {
+        matches!(self.scope, Scope::Host) || (self.layer != Layer::Server)
+    }
+}
+
 /// Run every rule whose layer is in `layers` (all when empty); advice
-/// sorted worst first, with no two settings for the same thing.
+/// sorted worst first, with no two settings for the same thing. With
+/// `no_host` (why the server's host is not read), the rules that need the
+/// host are skipped with "not visible from a client" and that reason.
 pub fn run(
     facts: &Facts,
     layers: &[Layer],
     server_note: Option<&str>,
+    no_host: Option<&str>,
 ) -> (Vec<Advice>, Vec<RuleRun>) {
     let mut advice = Vec::new();
     let mut runs = Vec::new();
@@ -312,6 +354,16 @@ pub fn run(
             continue;
         }
         let (applies_to, skip) = match (&r.scope, &facts.server) {
+            (Scope::Host, _) if no_host.is_some() => (
+                "host".to_string(),
+                no_host.map(|w| format!("not visible from a client: {w}")),
+            ),
+            (Scope::Server(v), _) if no_host.is_some() && r.needs_host() => (
+                v.describe(),
+                no_host.map(|w| {
+                    format!("not visible from a client (it reads the server's host): {w}")
+                }),
+            ),
             (Scope::Host, _) => ("host".to_string(), None),
             (Scope::SlowLog, _) => (
                 "slow log".to_string(),
@@ -330,6 +382,8 @@ pub fn run(
             ),
             (Scope::Server(v), Some(_)) => (v.describe(), None),
         };
+        // A host rule whose facts this host does not show at all.
+        let skip = skip.or_else(|| unseen(r.id, facts));
         if let Some(reason) = skip {
             runs.push(RuleRun {
                 id: r.id.into(),
@@ -364,6 +418,16 @@ pub fn run(
     (advice, runs)
 }
 
+/// Why a host rule cannot see what it checks on this host (no cpufreq
+/// directory in a VM), when it cannot: it is skipped with that reason
+/// rather than run to an empty, misleading "ran, nothing found".
+fn unseen(id: &str, f: &Facts) -> Option<String> {
+    match id {
+        "os.governor" => governor::unseen(f),
+        _ => None,
+    }
+}
+
 /// The identity of what a setting changes (two settings with the same key
 /// and different values would contradict each other).
 pub fn setting_key(s: &Setting) -> String {
@@ -376,6 +440,8 @@ pub fn setting_key(s: &Setting) -> String {
         } => format!("net:{nic}/{queue}/{attr}"),
         Setting::ServerVariable { name, .. } => format!("var:{name}"),
         Setting::Nofile { service, .. } => format!("nofile:{service}"),
+        Setting::IrqAffinity { irq, .. } => format!("irq:{irq}"),
+        Setting::CpuGovernor { cpu, .. } => format!("governor:cpu{cpu}"),
         Setting::Fstab { mount_point, .. } => format!("fstab:{mount_point}"),
     }
 }
@@ -386,6 +452,8 @@ fn setting_value(s: &Setting) -> String {
         | Setting::Sysctl { value, .. }
         | Setting::Thp { value }
         | Setting::NetQueue { value, .. }
+        | Setting::IrqAffinity { value, .. }
+        | Setting::CpuGovernor { value, .. }
         | Setting::ServerVariable { value, .. } => value.clone(),
         Setting::Nofile { value, .. } => value.to_string(),
         Setting::Fstab { line, .. } => line.clone(),

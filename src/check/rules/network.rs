@@ -46,19 +46,22 @@ pub fn mask_is_zero(m: &str) -> bool {
     m.chars().all(|c| c == '0' || c == ',')
 }
 
+/// A server that only listens on loopback gets no client traffic here.
+pub fn loopback_only(f: &Facts) -> bool {
+    f.server.as_ref().is_some_and(|s| {
+        matches!(
+            s.var("bind_address").unwrap_or(""),
+            "127.0.0.1" | "::1" | "localhost"
+        ) || s.var_on("skip_networking") == Some(true)
+    })
+}
+
 fn run(f: &Facts) -> Vec<Advice> {
     let Some(cpus) = f.host.cpus.filter(|&c| c > 1) else {
         return Vec::new();
     };
-    // A server that only listens on loopback gets no client traffic here.
-    if let Some(s) = &f.server {
-        let local = matches!(
-            s.var("bind_address").unwrap_or(""),
-            "127.0.0.1" | "::1" | "localhost"
-        ) || s.var_on("skip_networking") == Some(true);
-        if local {
-            return Vec::new();
-        }
+    if loopback_only(f) {
+        return Vec::new();
     }
     let mut out = Vec::new();
     for nic in &f.nics {

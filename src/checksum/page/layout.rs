@@ -160,6 +160,34 @@ impl Layout {
         }
     }
 
+    /// Why `--algorithm mode` cannot verify a file of this format (from
+    /// page 0's FSP flags), or `None` when it can. A full_crc32 file
+    /// (MariaDB 10.5+) carries only full_crc32 checksums, and a classic or
+    /// compressed file never does: checking one with the other's
+    /// algorithm would call every written page bad.
+    pub fn refuses(&self, mode: Mode) -> Option<String> {
+        let named = match mode {
+            Mode::Auto => return None,
+            Mode::FullCrc32 if self.full_crc32 => return None,
+            Mode::FullCrc32 => "full_crc32",
+            _ if !self.full_crc32 => return None,
+            Mode::Crc32 => "crc32",
+            Mode::Innodb => "innodb",
+            Mode::None => "none",
+        };
+        let fits = if self.full_crc32 {
+            "full_crc32"
+        } else {
+            "crc32, innodb or none"
+        };
+        Some(format!(
+            "--algorithm {named} does not fit this file: page 0's FSP flags (0x{:x}) say it is in {} format, whose pages carry {fits} checksums; give --algorithm {} or leave --algorithm out (auto)",
+            self.flags,
+            self.format_name(),
+            if self.full_crc32 { "full_crc32" } else { "crc32" },
+        ))
+    }
+
     pub fn format_name(&self) -> &'static str {
         if self.full_crc32 {
             "full_crc32"

@@ -135,6 +135,34 @@ mod tests {
     }
 
     #[test]
+    fn an_algorithm_that_does_not_fit_the_format_is_named() {
+        let mut p0 = vec![0u8; 1024];
+        let mut set = |f: u32| {
+            p0[54..58].copy_from_slice(&f.to_be_bytes());
+            Layout::from_page0(&p0).unwrap()
+        };
+        let full = set(0x10 | 5);
+        for m in [Mode::Crc32, Mode::Innodb, Mode::None] {
+            let why = full.refuses(m).unwrap();
+            assert!(why.contains("full_crc32 format"), "{why}");
+            assert!(why.contains("give --algorithm full_crc32"), "{why}");
+        }
+        assert_eq!(full.refuses(Mode::FullCrc32), None);
+        assert_eq!(full.refuses(Mode::Auto), None);
+        let classic = set(0);
+        let why = classic.refuses(Mode::FullCrc32).unwrap();
+        assert!(why.contains("classic format"), "{why}");
+        for m in [Mode::Auto, Mode::Crc32, Mode::Innodb, Mode::None] {
+            assert_eq!(classic.refuses(m), None);
+        }
+        let zip = set((4 << 1) | 1 | (1 << 5));
+        assert!(zip
+            .refuses(Mode::FullCrc32)
+            .unwrap()
+            .contains("compressed format"));
+    }
+
+    #[test]
     fn crc32_page_valid_then_each_corruption_named() {
         let l = layout16();
         let mut h = Hint::default();

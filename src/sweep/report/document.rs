@@ -4,7 +4,6 @@
 
 use super::super::cli::Objective;
 use super::super::recommend::Action;
-use super::super::trials::Unit;
 use super::super::verdicts::{Cell as Result_, WorkloadVerdict};
 use super::SweepReport;
 use crate::export::doc::{
@@ -13,6 +12,7 @@ use crate::export::doc::{
 use crate::export::text::fmt_num;
 use crate::journal::{Outcome, Restored};
 use crate::stats::Verdict;
+use crate::trial::trials::Unit;
 
 fn pct(v: f64) -> String {
     format!("{:.1}%", v * 100.0)
@@ -68,14 +68,48 @@ fn verdict_cell(v: Verdict) -> Cell {
 
 fn ratio(c: &crate::stats::Comparison) -> String {
     match (c.ratio, c.ci_low, c.ci_high) {
-        (Some(x), Some(l), Some(h)) => format!("{x:.2}× [{l:.2}–{h:.2}], p = {:.3}", c.p_value),
+        (Some(x), Some(l), Some(h)) => format!(
+            "{x:.2}× [{l:.2}–{h:.2}] ({}% CI), p = {:.3}",
+            format!("{:.2}", c.ci_level * 100.0)
+                .trim_end_matches('0')
+                .trim_end_matches('.'),
+            c.p_value
+        ),
         _ => "no ratio".into(),
+    }
+}
+
+/// Whether the recommendation overrode this run's verdicts as noise: a
+/// candidate with the baseline's own setting (an A/A pair) measured
+/// different (the rule of `recommend`).
+fn aa_noise(r: &SweepReport) -> bool {
+    let Some(base) = r.candidates.iter().find(|c| c.label == r.baseline) else {
+        return false;
+    };
+    r.verdicts.iter().any(|v| {
+        v.verdict != Verdict::NoSignificantDifference
+            && r.candidates
+                .iter()
+                .any(|c| c.label == v.candidate && c.same_setting(base))
+    })
+}
+
+/// The verdict word as the table shows it: when the recommendation called
+/// this run's differences noise, a claimed difference says so.
+fn table_verdict(v: Verdict, noise: bool) -> Cell {
+    if noise && v != Verdict::NoSignificantDifference {
+        Cell::text(format!("{} (vetoed: A/A noise)", v.as_str())).tone(Tone::Dim)
+    } else {
+        verdict_cell(v)
     }
 }
 
 pub(super) fn document(r: &SweepReport) -> Document {
     let mut d = Document::new(format!("innotune sweep {}", r.path.display()));
     d.key_values(overview(r));
+    for x in &r.not_on_device {
+        d.note(Tone::Warn, x.describe());
+    }
     for w in &r.workloads {
         let cells: Vec<&Result_> = r.results.iter().filter(|c| &c.workload == w).collect();
         if cells.is_empty() {
@@ -90,6 +124,9 @@ pub(super) fn document(r: &SweepReport) -> Document {
                 .unwrap_or(0),
         );
         d.table(workload_table(r, w, &cells, unit, lat));
+        if let Some(t) = directions_table(w, &cells) {
+            d.table(t);
+        }
         for s in workload_series(w, &cells, unit, lat) {
             d.series(s);
         }
@@ -147,7 +184,10 @@ pub(super) fn document(r: &SweepReport) -> Document {
         .chain(pairwise)
         .filter(|v| v.verdict != Verdict::NoSignificantDifference)
     {
-        let tone = if v.verdict == Verdict::Better {
+        let noise = aa_noise(r);
+        let tone = if noise {
+            Tone::Dim
+        } else if v.verdict == Verdict::Better {
             Tone::Good
         } else {
             Tone::Warn
@@ -167,11 +207,12 @@ pub(super) fn document(r: &SweepReport) -> Document {
         d.note(
             tone,
             format!(
-                "{} vs {} on {}: {}{at} ({})",
+                "{} vs {} on {}: {}{}{at} ({})",
                 v.candidate,
                 v.baseline,
                 v.workload,
                 v.verdict.as_str(),
+                if noise { " (vetoed: A/A noise)" } else { "" },
                 parts.join("; ")
             ),
         );
@@ -245,7 +286,7 @@ pub(super) fn document(r: &SweepReport) -> Document {
                 Tone::Warn,
                 format!(
                     "{w} under {c}: a {dir} waited over {} in {} of {n} trial windows (longest {}), a stall the p99 does not show",
-                    crate::units::fmt_ns(super::super::trials::stall_limit_ns(*dir == "read")),
+                    crate::units::fmt_ns(crate::trial::trials::stall_limit_ns(*dir == "read")),
                     s.stalled,
                     crate::units::fmt_ns(s.longest)
                 ),
@@ -341,7 +382,7 @@ fn overview(r: &SweepReport) -> KeyValues {
         kv.add(
             "OLTP",
             format!(
-                "{} on {} in {} (profile {}, buffer pool {}; {} × {} rows{data}, loaded in {:.0}s; {} threads); throughput in transactions/s (tps), p99 the transaction's",
+                "{} on {} in {} (profile {}, buffer pool {}; {} × {} rows{data}, loaded in {}; {} threads); throughput in transactions/s (tps), p99 the transaction's",
                 o.workloads.join(", "),
                 o.server_version,
                 o.sandbox_dir.display(),
@@ -349,7 +390,7 @@ fn overview(r: &SweepReport) -> KeyValues {
                 crate::units::fmt_size(o.buffer_pool_bytes),
                 o.tables,
                 o.table_size,
-                o.prepare_s,
+                crate::units::fmt_secs(o.prepare_s),
                 o.threads
             ),
         );
@@ -464,15 +505,37 @@ fn workload_table(
     lat: LatencyUnit,
 ) -> Table {
     let has_bw = cells.iter().any(|c| c.bandwidth_bytes_per_s.is_some());
+    // Say what the figures are: IOPS add every job's reads and writes
+    // (of whatever block sizes), and p99 is the reads' when the workload
+    // reads (else the writes'), the transaction's for OLTP.
+    let (tput, p99) = match unit {
+        Unit::Tps => ("throughput", "transaction p99"),
+        Unit::Iops => {
+            let reads = r
+                .trials
+                .iter()
+                .any(|t| t.workload == w && t.read_p99_ns.is_some());
+            let writes = r
+                .trials
+                .iter()
+                .any(|t| t.workload == w && t.write_p99_ns.is_some());
+            let p99 = if reads { "read p99" } else { "write p99" };
+            let tput = match (reads, writes) {
+                (true, true) => "throughput, reads + writes",
+                _ => "throughput",
+            };
+            (tput, p99)
+        }
+    };
     let mut cols = vec![
         Column::text("candidate"),
-        Column::num("throughput", Some(unit.label())),
+        Column::num(tput, Some(unit.label())),
         Column::num("95% CI", Some(unit.label())),
     ];
     if has_bw {
         cols.push(Column::num("bandwidth", Some("MiB/s")));
     }
-    cols.push(Column::num("p99", Some(lat.name)));
+    cols.push(Column::num(p99, Some(lat.name)));
     cols.push(Column::num("95% CI", Some(lat.name)));
     cols.push(Column::text(format!("vs {}", r.baseline)));
     if r.sequential.is_some() {
@@ -517,7 +580,7 @@ fn workload_table(
             Cell::text("baseline").tone(Tone::Dim)
         } else {
             match verdict {
-                Some(v) => verdict_cell(v.verdict),
+                Some(v) => table_verdict(v.verdict, aa_noise(r)),
                 None => Cell::text("-"),
             }
         });
@@ -535,6 +598,64 @@ fn workload_table(
         t.row(row);
     }
     t
+}
+
+/// A workload that reads and writes (mixed): its reads and its writes
+/// apart, since the workload table's throughput adds 16 KiB reads to
+/// 1 MiB writes and its p99 is the reads'. Medians over the candidate's
+/// trials with their 95% bootstrap intervals; no verdict rests on these.
+fn directions_table(w: &str, cells: &[&Result_]) -> Option<Table> {
+    if cells.iter().all(|c| c.directions.is_none()) {
+        return None;
+    }
+    let lat = latency_unit(
+        cells
+            .iter()
+            .filter_map(|c| c.directions.as_ref())
+            .flat_map(|d| [&d.read_p99_ns, &d.write_p99_ns])
+            .flatten()
+            .map(|p| p.median)
+            .max()
+            .unwrap_or(0),
+    );
+    let mut t = Table::new(vec![
+        Column::text("candidate"),
+        Column::num("read IOPS", None),
+        Column::num("95% CI", None),
+        Column::num("read p99", Some(lat.name)),
+        Column::num("95% CI", Some(lat.name)),
+        Column::num("write IOPS", None),
+        Column::num("95% CI", None),
+        Column::num("write p99", Some(lat.name)),
+        Column::num("95% CI", Some(lat.name)),
+    ])
+    .titled(format!(
+        "{w}: reads and writes apart (medians over trials, 95% CI; the verdicts rest on the table above)"
+    ));
+    for c in cells {
+        let Some(d) = &c.directions else { continue };
+        let mut row = vec![Cell::text(c.candidate.clone())];
+        for (iops, p99) in [
+            (&d.read_iops_per_s, &d.read_p99_ns),
+            (&d.write_iops_per_s, &d.write_p99_ns),
+        ] {
+            row.push(Cell::num(iops.median, fmt_num(iops.median)));
+            row.push(Cell::text(ci(iops.ci_low, iops.ci_high)));
+            match p99 {
+                Some(p) => {
+                    let m = p.median as f64 / lat.ns;
+                    row.push(Cell::num(m, fmt_num(m)));
+                    row.push(Cell::text(ci(
+                        p.ci_low as f64 / lat.ns,
+                        p.ci_high as f64 / lat.ns,
+                    )));
+                }
+                None => row.extend([Cell::text("-"), Cell::empty()]),
+            }
+        }
+        t.row(row);
+    }
+    Some(t)
 }
 
 /// Bars with 95% CIs per candidate: throughput, and p99 when there is one.
@@ -599,7 +720,7 @@ fn percentile_series(
     cells: &[&Result_],
     lat: LatencyUnit,
 ) -> Option<Series> {
-    type Get = fn(&super::super::trials::Trial) -> Option<u64>;
+    type Get = fn(&crate::trial::trials::Trial) -> Option<u64>;
     let keys: [(&str, Get); 4] = [
         ("read p50", |t| t.read_p50_ns),
         ("read p99", |t| t.read_p99_ns),

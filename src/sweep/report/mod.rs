@@ -9,13 +9,13 @@ mod tests;
 use super::cli::Objective;
 use super::plan::{Candidate, Plan};
 use super::recommend::Recommendation;
-use super::space::FilePlan;
 use super::target::Device;
-use super::trials::Trial;
 use super::verdicts::{Cell as Result_, Noise, WorkloadVerdict};
 use crate::error::exit;
 use crate::export::doc::Document;
 use crate::journal::Restored;
+use crate::trial::space::FilePlan;
+use crate::trial::trials::Trial;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -71,9 +71,14 @@ pub struct SweepReport {
     pub recommendation: Recommendation,
     /// The server OLTP workloads ran against; absent without them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub oltp: Option<super::server::OltpSetup>,
+    pub oltp: Option<crate::trial::server::OltpSetup>,
     /// What was put back at the end.
     pub restored: Vec<Restored>,
+    /// Why the I/O did not (all) reach a device: a loop device under the
+    /// path through the page cache, or a workload whose device counted
+    /// under a tenth of the bytes its jobs moved. Absent when it did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_on_device: Vec<crate::bench::reach::NotOnDevice>,
     /// Every trial, in the order it ran.
     pub trials: Vec<Trial>,
 }
@@ -171,7 +176,7 @@ impl SequentialSummary {
             )
         } else if self.rounds_run >= self.max_rounds {
             format!(
-                "sequential (Pocock-type alpha spending, {first}): ran all {} rounds (the budget): not every verdict crossed its boundary",
+                "sequential (Pocock-type alpha spending, {first}): ran all {} planned rounds: not every verdict crossed its boundary",
                 self.max_rounds
             )
         } else {

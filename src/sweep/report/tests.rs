@@ -1,13 +1,13 @@
 use super::super::plan;
 use super::super::recommend::{current, recommend};
-use super::super::space::{FilePlan, Sizing};
-use super::super::trials::tests::{bench_trial, oltp_trial};
 use super::super::verdicts::{cells, noise, tests::cand, verdicts};
 use super::*;
 use crate::export::doc::{Block, ChartKind, Series, Table};
 use crate::export::{Exporter, Report};
 use crate::stats::CompareOpts;
 use crate::stats::Verdict;
+use crate::trial::space::{FilePlan, Sizing};
+use crate::trial::trials::tests::{bench_trial, mixed_trial, oltp_trial};
 
 fn report() -> SweepReport {
     let cands = vec![cand("none", "none"), cand("mq-deadline", "mq-deadline")];
@@ -91,6 +91,7 @@ fn report() -> SweepReport {
         recommendation,
         oltp: None,
         restored: vec![],
+        not_on_device: vec![],
         trials,
     }
 }
@@ -221,7 +222,7 @@ fn document_has_tables_with_units_series_and_the_recommendation() {
         "{mixed:?}"
     );
     // none's mixed p99 is 20 ms: shown in ms.
-    assert!(mixed.contains(&"p99 (ms)".to_string()), "{mixed:?}");
+    assert!(mixed.contains(&"read p99 (ms)".to_string()), "{mixed:?}");
     assert!(
         mixed.contains(&"bandwidth (MiB/s)".to_string()),
         "{mixed:?}"
@@ -346,6 +347,13 @@ fn sequential_report_names_the_round_of_each_verdict() {
     s.rounds_run = 10;
     let sq = SequentialSummary::new(&s, None, 100.0);
     assert!(!sq.stopped_early && sq.settled.is_none());
+    // `--sequential --rounds N` without `--budget`: all its rounds ran,
+    // and the words do not claim a budget.
+    let d = sq.describe();
+    assert!(
+        d.contains("ran all 10 planned rounds") && !d.contains("budget"),
+        "{d}"
+    );
     // Fixed designs keep their JSON: no sequential keys anywhere.
     let fixed = serde_json::to_value(report()).unwrap();
     assert!(fixed.get("sequential").is_none());
@@ -398,4 +406,121 @@ fn assert_reads_back(r: &SweepReport) {
 #[test]
 fn reads_back_from_its_json() {
     assert_reads_back(&report());
+}
+
+/// The table and the recommendation agree: when an A/A pair measured
+/// different, the recommendation calls the run's differences noise and the
+/// table's verdict says it was vetoed; ratio intervals carry their level.
+#[test]
+fn a_a_noise_vetoes_the_table_verdict_and_intervals_name_their_level() {
+    let plain = || crate::export::text::Text::new(crate::output::Style::plain());
+    let r = report();
+    assert!(r
+        .verdicts
+        .iter()
+        .any(|v| v.verdict != Verdict::NoSignificantDifference));
+    let text = render(&r, &plain());
+    assert!(!text.contains("vetoed: A/A noise"), "{text}");
+    // Two workloads: verdicts at 0.025, intervals at 97.5 %.
+    assert!(text.contains("(97.5% CI), p = "), "{text}");
+    // The same run, but the second candidate holds the baseline's setting.
+    let mut aa = report();
+    aa.candidates[1] = cand("mq-deadline", "none");
+    let text = render(&aa, &plain());
+    assert!(text.contains("vetoed: A/A noise"), "{text}");
+    // Columns say what they are: OLTP's p99 is the transaction's; a bench
+    // p99 names its direction.
+    assert!(text.contains("transaction p99 (ms)"), "{text}");
+    assert!(
+        text.contains("read p99 (ms)") || text.contains("write p99 (ms)"),
+        "{text}"
+    );
+}
+
+/// mixed: 16 KiB reads (~3000 IOPS, p99 ~0.4 ms) beside 1 MiB writes
+/// (~200 IOPS, p99 ~20 ms). The workload table's throughput adds them and
+/// says so; a second table shows each direction with its own IOPS and
+/// p99 and their intervals, and the JSON carries them apart.
+#[test]
+fn mixed_reads_and_writes_are_shown_apart() {
+    let mut r = report();
+    r.trials.retain(|t| t.workload != "mixed");
+    for round in 0..5u32 {
+        let j = round as f64;
+        for c in ["none", "mq-deadline"] {
+            r.trials.push(mixed_trial(
+                round,
+                c,
+                (3000.0 + 10.0 * j, 400.0 + j),
+                (200.0 + j, 20_000.0 + 100.0 * j),
+            ));
+        }
+    }
+    let t = &r.trials.last().unwrap();
+    assert_eq!(t.throughput.value, 3004.0 + 40.0 + 204.0 - 4.0);
+    assert_eq!(
+        (t.read_iops_per_s, t.write_iops_per_s),
+        (Some(3040.0), Some(204.0))
+    );
+    assert_eq!(t.write_bytes_per_s, Some(204.0 * 1048576.0));
+    r.results = cells(&r.trials, &r.candidates, &r.workloads, 500, 1);
+
+    let j = serde_json::to_value(&r).unwrap();
+    let mixed = j["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "mixed" && c["candidate"] == "none")
+        .unwrap()
+        .clone();
+    let d = &mixed["directions"];
+    assert_eq!(d["read_iops_per_s"]["median"], 3020.0, "{mixed:#}");
+    assert_eq!(d["write_iops_per_s"]["median"], 202.0);
+    assert_eq!(d["read_p99_ns"]["median"], 402_000);
+    assert_eq!(d["write_p99_ns"]["median"], 20_200_000);
+    assert_eq!(mixed["throughput"]["median"], 3222.0, "reads + writes");
+    assert_eq!(mixed["p99_ns"]["median"], 402_000, "the reads' p99");
+    // OLTP has no directions.
+    let oltp = j["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["workload"] == "oltp_read_write")
+        .unwrap();
+    assert!(oltp.get("directions").is_none(), "{oltp:#}");
+    // It reads back.
+    let back: SweepReport = serde_json::from_value(j).unwrap();
+    assert!(back.results.iter().any(|c| c.directions.is_some()));
+
+    let text = render(
+        &r,
+        &crate::export::text::Text::new(crate::output::Style::plain()),
+    );
+    assert!(
+        text.contains("throughput, reads + writes (IOPS)") && text.contains("read p99 (ms)"),
+        "{text}"
+    );
+    assert!(text.contains("mixed: reads and writes apart"), "{text}");
+    let md = render(&r, &crate::export::markdown::Markdown);
+    assert!(
+        md.contains("| candidate | read IOPS | 95% CI | read p99 (ms) | 95% CI (ms) | write IOPS | 95% CI | write p99 (ms) | 95% CI (ms) |"),
+        "{md}"
+    );
+    // The row of `none`: its own medians per direction.
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| none | 3020 "))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        row.contains("| 202.0 |") && row.contains("| 20.20 |"),
+        "{row}"
+    );
+    // A read-only workload gets no such table.
+    let mut ro = report();
+    ro.results = cells(&ro.trials, &ro.candidates, &ro.workloads, 500, 1);
+    let text = render(
+        &ro,
+        &crate::export::text::Text::new(crate::output::Style::plain()),
+    );
+    assert!(!text.contains("reads and writes apart"), "{text}");
 }

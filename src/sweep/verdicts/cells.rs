@@ -2,8 +2,8 @@
 //! (medians with bootstrap intervals, device medians).
 
 use super::super::plan::Candidate;
-use super::super::trials::{Metric, Trial, Unit};
 use crate::stats::{self, Summary};
+use crate::trial::trials::{Metric, Trial, Unit};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use serde::Serialize;
@@ -56,6 +56,19 @@ pub struct DeviceMedians {
     pub util_pct: f64,
 }
 
+/// A workload that reads and writes (mixed: 16 KiB random reads at depth
+/// 1 beside a 1 MiB writer), each direction apart: its IOPS are of
+/// different I/Os, and the cell's `p99_ns` is the reads' alone.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Directions {
+    pub read_iops_per_s: Summary,
+    pub write_iops_per_s: Summary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_p99_ns: Option<LatencySummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_p99_ns: Option<LatencySummary>,
+}
+
 /// One candidate on one workload, over its trials.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Cell {
@@ -68,6 +81,10 @@ pub struct Cell {
     /// Absent when no trial completed an I/O or transaction.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p99_ns: Option<LatencySummary>,
+    /// Bench workloads with reads and writes: each direction apart (the
+    /// throughput above adds both). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directions: Option<Directions>,
     pub devices: Vec<DeviceMedians>,
 }
 
@@ -136,6 +153,25 @@ pub fn cells(
                     }
                 })
                 .collect();
+            let directions = {
+                let mut rng = SmallRng::seed_from_u64(seed_for(seed, &[4, wi, ci]));
+                let of = |f: fn(&Trial) -> Option<f64>| -> Vec<f64> {
+                    mine.iter().filter_map(|t| f(t)).collect()
+                };
+                let (r, w) = (of(|t| t.read_iops_per_s), of(|t| t.write_iops_per_s));
+                let (rp, wp) = (
+                    of(|t| t.read_p99_ns.map(|v| v as f64)),
+                    of(|t| t.write_p99_ns.map(|v| v as f64)),
+                );
+                (!r.is_empty() && !w.is_empty()).then(|| Directions {
+                    read_iops_per_s: stats::summarize(&r, resamples, &mut rng),
+                    write_iops_per_s: stats::summarize(&w, resamples, &mut rng),
+                    read_p99_ns: (!rp.is_empty())
+                        .then(|| LatencySummary::of(stats::summarize(&rp, resamples, &mut rng))),
+                    write_p99_ns: (!wp.is_empty())
+                        .then(|| LatencySummary::of(stats::summarize(&wp, resamples, &mut rng))),
+                })
+            };
             out.push(Cell {
                 candidate: c.label.clone(),
                 workload: w.clone(),
@@ -151,6 +187,7 @@ pub fn cells(
                     .then(|| stats::summarize(&bw, resamples, &mut rng)),
                 p99_ns: (!p99.is_empty())
                     .then(|| LatencySummary::of(stats::summarize(&p99, resamples, &mut rng))),
+                directions,
                 devices,
             });
         }

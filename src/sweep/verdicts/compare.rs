@@ -5,9 +5,9 @@
 
 use super::super::options::Objective;
 use super::super::plan::Candidate;
-use super::super::trials::{Metric, Trial, Unit};
 use super::cells::{seed_for, unit_of, values};
 use crate::stats::{compare, CompareOpts, Comparison, Verdict};
+use crate::trial::trials::{Metric, Trial, Unit};
 use serde::Serialize;
 
 /// A throughput comparison with the unit compared.
@@ -62,12 +62,14 @@ pub struct Reached {
 }
 
 impl Reached {
-    /// `round 5`, `ran to the budget (10 rounds)`, `open when the sweep stopped at round 6`.
+    /// `round 5`, `not crossed in all 10 rounds`, `open when the sweep stopped at round 6`.
+    /// (All planned rounds: `--rounds`, or what `--budget` fitted; the
+    /// words name neither, as either may have set them.)
     pub fn describe(&self) -> String {
         if self.crossed {
             format!("round {}", self.round)
         } else if self.ran_to_budget {
-            format!("ran to the budget ({} rounds)", self.round)
+            format!("not crossed in all {} rounds", self.round)
         } else {
             format!("open when the sweep stopped at round {}", self.round)
         }

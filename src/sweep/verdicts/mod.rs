@@ -14,7 +14,9 @@ mod noise;
 mod sequential;
 mod veto;
 
-pub use cells::{cells, unit_of, Cell, DeviceMedians, LatencySummary, ThroughputSummary};
+pub use cells::{
+    cells, unit_of, Cell, DeviceMedians, Directions, LatencySummary, ThroughputSummary,
+};
 pub use compare::{
     objective_verdict, pairwise, pairwise_alpha, verdicts, Reached, ThroughputComparison,
     WorkloadVerdict,

@@ -1,9 +1,9 @@
 //! The run's noise, said plainly (CVs across cells, host CPU steal), and
 //! its JSON form (fractions here, percent in JSON).
 
-use super::super::trials::{Trial, Unit};
 use super::cells::Cell;
 use crate::stats;
+use crate::trial::trials::{Trial, Unit};
 use serde::Serialize;
 
 /// The run's noise, said plainly: CV of each metric across cells. IOPS

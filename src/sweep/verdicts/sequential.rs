@@ -4,11 +4,11 @@
 
 use super::super::options::Objective;
 use super::super::plan::Candidate;
-use super::super::trials::Trial;
 use super::compare::{pairwise_alpha, pairwise_at, verdicts_at, Reached, WorkloadVerdict};
 use super::veto::starves_alone;
 use crate::stats::sequential::Boundaries;
 use crate::stats::{CompareOpts, Verdict};
+use crate::trial::trials::Trial;
 
 /// A group-sequential sweep's verdicts, look by look (see
 /// [`crate::stats::sequential`] for the boundaries). A comparison that

@@ -2,10 +2,10 @@
 
 use super::super::options::Objective;
 use super::super::plan::Candidate;
-use super::super::trials::tests::{bench_trial, oltp_trial};
-use super::super::trials::Trial;
 use super::*;
 use crate::stats::{self, CompareOpts, Verdict};
+use crate::trial::trials::tests::{bench_trial, oltp_trial};
+use crate::trial::trials::Trial;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -231,7 +231,7 @@ fn large_consistent_effect_stops_at_the_earliest_round() {
     let r = s.verdicts[0].sequential.unwrap();
     if s.verdicts[0].verdict == Verdict::NoSignificantDifference {
         assert!(!r.crossed && r.ran_to_budget && r.round == 10, "{r:?}");
-        assert_eq!(r.describe(), "ran to the budget (10 rounds)");
+        assert_eq!(r.describe(), "not crossed in all 10 rounds");
     }
     let j = serde_json::to_value(&s.verdicts[0]).unwrap();
     assert_eq!(j["sequential"]["round"], 10, "{j}");

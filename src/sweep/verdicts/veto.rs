@@ -5,7 +5,7 @@
 //! sequential design uses the same test to stop early.
 
 use super::super::plan::Candidate;
-use super::super::trials::Trial;
+use crate::trial::trials::Trial;
 
 /// (windows, windows stalled, longest I/O) of one candidate on one
 /// workload in one direction.
@@ -69,7 +69,7 @@ pub fn starves_alone(x: &Candidate, others: &[&Candidate], trials: &[Trial]) -> 
                     })
                     .collect();
                 let limit =
-                    crate::units::fmt_ns(super::super::trials::stall_limit_ns(dir == "read"));
+                    crate::units::fmt_ns(crate::trial::trials::stall_limit_ns(dir == "read"));
                 found.push(format!(
                     "{} stalled {dir}s in {k} of {n} {w} windows ({}a {dir} waited over {limit}, or none completed), {}",
                     x.setting(),

@@ -1,0 +1,236 @@
+//! The server side of a replay: one thread per connection, each running
+//! its sessions' statements in order on the OLTP wire path
+//! ([`crate::oltp::wire::Wire::query`]), timing each, counting errors by
+//! class and code.
+
+use super::cli::Speed;
+use crate::db::ConnSpec;
+use crate::oltp::wire::Wire;
+use crate::slowlog::aggregate::LogBuckets;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::os::fd::AsRawFd;
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// One statement to run.
+#[derive(Debug)]
+pub struct Stmt {
+    pub class: u32,
+    /// The database it ran in, if the log says.
+    pub db: Option<Arc<str>>,
+    pub sql: Box<[u8]>,
+    /// When it started, from the log's first statement (ns, unscaled).
+    pub at_ns: u64,
+}
+
+/// One class's figures on one connection in one round.
+#[derive(Debug, Clone, Default)]
+pub struct ClassRun {
+    pub count: u64,
+    pub errors: u64,
+    pub total_ns: u64,
+    /// Successful statements only.
+    pub ok_ns: u64,
+    pub ok: u64,
+    pub buckets: LogBuckets,
+}
+
+impl ClassRun {
+    pub fn merge(&mut self, o: &ClassRun) {
+        self.count += o.count;
+        self.errors += o.errors;
+        self.total_ns += o.total_ns;
+        self.ok_ns += o.ok_ns;
+        self.ok += o.ok;
+        self.buckets.merge(&o.buckets);
+    }
+}
+
+/// Errors of one code: how many, and the first one's words and statement.
+#[derive(Debug, Clone)]
+pub struct ErrorRun {
+    pub count: u64,
+    pub message: String,
+    pub statement: String,
+    pub class: u32,
+}
+
+/// What one connection did in one round.
+#[derive(Debug, Default)]
+pub struct ConnRun {
+    pub classes: Vec<ClassRun>,
+    pub errors: BTreeMap<u16, ErrorRun>,
+}
+
+impl ConnRun {
+    fn class(&mut self, i: u32) -> &mut ClassRun {
+        let i = i as usize;
+        if self.classes.len() <= i {
+            self.classes.resize(i + 1, ClassRun::default());
+        }
+        &mut self.classes[i]
+    }
+
+    pub fn merge(&mut self, o: ConnRun) {
+        for (i, c) in o.classes.iter().enumerate() {
+            self.class(i as u32).merge(c);
+        }
+        for (code, e) in o.errors {
+            match self.errors.get_mut(&code) {
+                Some(m) => m.count += e.count,
+                None => {
+                    self.errors.insert(code, e);
+                }
+            }
+        }
+    }
+}
+
+/// Longest statement text kept as an error's sample.
+const SAMPLE_CHARS: usize = 300;
+
+/// Client-side error codes for what is not a server error (as the mysql
+/// client numbers them): lost connection.
+const CR_SERVER_LOST: u16 = 2013;
+
+/// Run the statements arriving on `rx` on one connection, paced from
+/// `origin` (set by the first connection of the round to be open, so that
+/// connecting does not make the log's first statement late and every
+/// later one early against it); returns when the sender is dropped. A connection lost midway
+/// is counted as an error and opened again.
+pub fn connection(
+    spec: &ConnSpec,
+    rx: Receiver<Stmt>,
+    speed: Speed,
+    origin: &OnceLock<Instant>,
+) -> Result<ConnRun> {
+    let mut out = ConnRun::default();
+    let mut conn = match spec.connect() {
+        Ok(c) => c,
+        Err(e) => {
+            // Drain, so the reader never blocks on this queue.
+            for _ in rx.iter() {}
+            return Err(e);
+        }
+    };
+    let start = *origin.get_or_init(Instant::now);
+    let mut wire = Wire::default();
+    let mut db: Option<Arc<str>> = None;
+    for s in rx.iter() {
+        if let Speed::Factor(f) = speed {
+            let due = start + Duration::from_nanos((s.at_ns as f64 / f) as u64);
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
+        if s.db.is_some() && s.db != db {
+            if let Some(d) = &s.db {
+                let use_db = format!("USE `{}`", d.replace('`', "``"));
+                match wire.query(conn.as_raw_fd(), &use_db) {
+                    Ok(_) => db = s.db.clone(),
+                    Err(e) => {
+                        // The statement cannot run where it ran: it is
+                        // counted as failed, with USE's error.
+                        let c = out.class(s.class);
+                        c.count += 1;
+                        c.errors += 1;
+                        let (code, message) = match &e {
+                            mysql::Error::MySqlError(me) => (me.code, me.message.clone()),
+                            other => (CR_SERVER_LOST, crate::db::one_line(other)),
+                        };
+                        out.errors
+                            .entry(code)
+                            .and_modify(|g| g.count += 1)
+                            .or_insert_with(|| ErrorRun {
+                                count: 1,
+                                message,
+                                statement: use_db.clone(),
+                                class: s.class,
+                            });
+                        continue;
+                    }
+                }
+            }
+        }
+        let t0 = Instant::now();
+        let r = wire.query_bytes(conn.as_raw_fd(), &s.sql);
+        let ns = t0.elapsed().as_nanos() as u64;
+        let c = out.class(s.class);
+        c.count += 1;
+        c.total_ns += ns;
+        match r {
+            Ok(_) => {
+                c.ok += 1;
+                c.ok_ns += ns;
+                c.buckets.add(ns);
+            }
+            Err(e) => {
+                c.errors += 1;
+                let (code, message, lost) = match &e {
+                    mysql::Error::MySqlError(me) => (me.code, me.message.clone(), false),
+                    other => (CR_SERVER_LOST, crate::db::one_line(other), true),
+                };
+                out.errors
+                    .entry(code)
+                    .and_modify(|g| g.count += 1)
+                    .or_insert_with(|| ErrorRun {
+                        count: 1,
+                        message,
+                        statement: String::from_utf8_lossy(&s.sql)
+                            .chars()
+                            .take(SAMPLE_CHARS)
+                            .collect(),
+                        class: s.class,
+                    });
+                if lost {
+                    conn = match spec.connect() {
+                        Ok(c) => c,
+                        Err(e) => {
+                            for _ in rx.iter() {}
+                            return Err(e);
+                        }
+                    };
+                    wire = Wire::default();
+                    db = None;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Sends statements to connection threads, starting one on first use.
+pub struct Senders<'scope, 'env> {
+    pub scope: &'scope std::thread::Scope<'scope, 'env>,
+    pub spec: &'env ConnSpec,
+    pub speed: Speed,
+    /// The round's pacing origin ([`connection`]).
+    pub origin: &'env OnceLock<Instant>,
+    pub txs: Vec<SyncSender<Stmt>>,
+    pub handles: Vec<std::thread::ScopedJoinHandle<'scope, Result<ConnRun>>>,
+}
+
+/// Statements queued per connection before the reader waits: bounds memory
+/// (a log larger than memory streams through) while letting a connection
+/// that waits on a lock fall behind the others for a while.
+const QUEUE: usize = 4096;
+
+impl Senders<'_, '_> {
+    pub fn send(&mut self, conn: usize, s: Stmt) {
+        while self.txs.len() <= conn {
+            let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+            let (spec, speed, origin) = (self.spec, self.speed, self.origin);
+            self.handles.push(
+                self.scope
+                    .spawn(move || connection(spec, rx, speed, origin)),
+            );
+            self.txs.push(tx);
+        }
+        // A connection that failed drains its queue; a send to one that
+        // ended cannot fail otherwise.
+        let _ = self.txs[conn].send(s);
+    }
+}
