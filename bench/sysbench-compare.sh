@@ -5,8 +5,18 @@
 # innotune/sysbench >= 1 at 8 and 32 threads; client CPU time per query
 # <= sysbench's (user+sys of each client process, from wait4 rusage).
 #
+# Issue 45: the seeds' thread counts (THREADS=8,32,64,128,256,512; the
+# sandbox makes room for 1024 clients). Per count: the paired
+# Hodges-Lehmann ratio of QPS with its exact 95 % interval over the rounds
+# (bench/paired.py; 5 rounds or more give one), and the CPU each side used
+# per query: the client's (wait4 rusage) and the server's (mariadbd's
+# utime + stime from /proc over the same run) — where the server's CPU per
+# query is the same for both and the machine is saturated, the count is
+# server-bound for both tools (level).
+#
 # Usage: bench/sysbench-compare.sh [ROUNDS] [SECONDS] [TABLES] [TABLE_SIZE]
-# Env: INNOTUNE (default target/release/innotune), WORKLOAD (oltp_read_write).
+# Env: INNOTUNE (default target/release/innotune), WORKLOAD (oltp_read_write),
+#      THREADS (comma list, default 8,32).
 set -euo pipefail
 # Results go to the day's log (bench/log/<UTC date>.md keeps the summary and the index).
 export BENCH_LOG=${BENCH_LOG:-$(cd "$(dirname "$0")" && pwd)/log/$(date -u +%F).md}
@@ -30,9 +40,24 @@ SOCK=$DIR/mysql.sock
 "$INNOTUNE" oltp "$WORKLOAD" prepare --socket "$SOCK" -u root --no-defaults \
   --tables "$TABLES" --table-size "$SIZE" --threads 2 >/dev/null
 
+SERVER_PID=$(cat "$DIR/mysqld.pid" 2>/dev/null || pgrep -f -- "--datadir=$DIR" | head -1)
+THREADS=${THREADS:-8,32} SERVER_PID=$SERVER_PID HERE=$HERE \
 python3 - "$INNOTUNE" "$SOCK" "$ROUNDS" "$SECS" "$TABLES" "$SIZE" "$WORKLOAD" "$BENCH_LOG" <<'PY'
 import json, os, re, statistics, subprocess, sys, time
+sys.path.insert(0, os.environ["HERE"])
+from paired import hodges_lehmann, verdict
 inno, sock, rounds, secs, tables, size, wl, results = sys.argv[1:]
+threads_list = [int(t) for t in os.environ["THREADS"].split(",")]
+server_pid = os.environ.get("SERVER_PID", "")
+tick = os.sysconf("SC_CLK_TCK")
+
+def server_cpu():
+    """mariadbd's user + system CPU seconds so far (0 if unknown)."""
+    try:
+        f = open(f"/proc/{server_pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / tick
+    except (OSError, IndexError, ValueError):
+        return 0.0
 rounds, secs = int(rounds), int(secs)
 common = [f"--tables={tables}", f"--table-size={size}"]
 
@@ -76,23 +101,34 @@ per_trx = f"{ca['read']/ca['trx']:.0f}/{ca['write']/ca['trx']:.0f}/{ca['other']/
 
 # 2. Timed runs, alternating.
 rows = []
-for threads in (8, 32):
+for threads in threads_list:
     q = {"innotune": [], "sysbench": []}
     cpu = {"innotune": [], "sysbench": []}
+    srv = {"innotune": [], "sysbench": []}
+    busy = {"innotune": [], "sysbench": []}
     for rnd in range(rounds):
         order = [("innotune", innotune), ("sysbench", sysbench)]
         if rnd % 2:
             order.reverse()
         for name, fn in order:
+            s0, w0 = server_cpu(), time.monotonic()
             out, c = fn(threads, [f"--time={secs}"])
+            s1, w1 = server_cpu(), time.monotonic()
             p = parse(out)
             q[name].append(p["qps"])
             cpu[name].append(c / p["queries"] * 1e6)
-            print(f"threads {threads} round {rnd+1} {name:8s} qps {p['qps']:9.1f} cpu/query {cpu[name][-1]:6.2f} us", file=sys.stderr)
+            srv[name].append((s1 - s0) / p["queries"] * 1e6)
+            # Share of the machine's CPUs the server and the client used.
+            busy[name].append(((s1 - s0) + c) / ((w1 - w0) * os.cpu_count()))
+            print(f"threads {threads} round {rnd+1} {name:8s} qps {p['qps']:9.1f} cpu/query {cpu[name][-1]:6.2f} us server {srv[name][-1]:6.1f} us busy {busy[name][-1]:.2f}", file=sys.stderr)
     m = {k: statistics.median(v) for k, v in q.items()}
     c = {k: statistics.median(v) for k, v in cpu.items()}
-    rows.append((threads, m["innotune"], m["sysbench"], m["innotune"] / m["sysbench"],
-                 c["innotune"], c["sysbench"], c["innotune"] / c["sysbench"]))
+    sv = {k: statistics.median(v) for k, v in srv.items()}
+    bz = {k: statistics.median(v) for k, v in busy.items()}
+    est, ci = hodges_lehmann([a / b for a, b in zip(q["innotune"], q["sysbench"])])
+    rows.append((threads, m["innotune"], m["sysbench"], est, ci, verdict(ci),
+                 c["innotune"], c["sysbench"], c["innotune"] / c["sysbench"],
+                 sv["innotune"], sv["sysbench"], bz["innotune"], bz["sysbench"]))
 
 load = open("/proc/loadavg").read().split()[0]
 stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -103,10 +139,12 @@ lines = [f"\n## innotune oltp vs sysbench 1.0.20 — {wl} ({stamp})\n",
          f"- Per transaction (2000 events, 1 thread): innotune r/w/o {per_trx}; "
          f"identical totals to sysbench: **{'yes' if same else 'NO'}** "
          f"(innotune {ca['read']}/{ca['write']}/{ca['other']}, sysbench {cb['read']}/{cb['write']}/{cb['other']})\n",
-         "\n| threads | innotune QPS | sysbench QPS | QPS ratio (target ≥ 1) | innotune CPU µs/query | sysbench CPU µs/query | CPU ratio (target ≤ 1) |\n",
-         "|---:|---:|---:|---:|---:|---:|---:|\n"]
-for t, qi, qs, qr, ci, cs, cr in rows:
-    lines.append(f"| {t} | {qi:.0f} | {qs:.0f} | {qr:.3f} | {ci:.2f} | {cs:.2f} | {cr:.3f} |\n")
+         f"Command: `THREADS={','.join(map(str, threads_list))} bench/sysbench-compare.sh {rounds} {secs} {tables} {size}`.\n",
+         "\n| threads | innotune QPS | sysbench QPS | QPS ratio, paired HL (target ≥ 1) | 95 % CI | verdict | innotune client CPU µs/query | sysbench client CPU µs/query | client CPU ratio (target ≤ 1) | server CPU µs/query (innotune / sysbench) | machine busy (innotune / sysbench) |\n",
+         "|---:|---:|---:|---:|---|---|---:|---:|---:|---|---|\n"]
+for t, qi, qs, est, ci, vd, cli, cls, cr, svi, svs, bi, bs in rows:
+    cis = f"{ci[0]:.3f}–{ci[1]:.3f}" if ci else "—"
+    lines.append(f"| {t} | {qi:.0f} | {qs:.0f} | {est:.3f} | {cis} | {vd} | {cli:.2f} | {cls:.2f} | {cr:.3f} | {svi:.1f} / {svs:.1f} | {bi:.2f} / {bs:.2f} |\n")
 text = "".join(lines)
 with open(results, "a") as f:
     f.write(text)

@@ -38,23 +38,8 @@ fn planted_rps_is_found_and_nothing_else_runs() {
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!(f[0]["id"], "os.rps");
     assert_eq!(f[0]["subject"]["name"], "eth0");
-    let settings: Vec<(String, String)> = f[0]["settings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["attr"]
-                    .as_str()
-                    .or(s["name"].as_str())
-                    .unwrap()
-                    .to_string(),
-                s["value"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
     assert_eq!(
-        settings,
+        settings(&f[0]),
         [
             ("rps_cpus".to_string(), "ff".to_string()),
             ("rps_flow_cnt".into(), "32768".into()),
@@ -74,7 +59,8 @@ fn planted_rps_is_found_and_nothing_else_runs() {
     }
 }
 
-/// (kind-specific name, value) of each setting of a finding.
+/// (kind-specific name, value) of each setting of a finding: `irq N`,
+/// `cpuN`, a sysfs attribute or a sysctl's name.
 fn settings(f: &Value) -> Vec<(String, String)> {
     f["settings"]
         .as_array()
@@ -84,7 +70,10 @@ fn settings(f: &Value) -> Vec<(String, String)> {
             let what = match s["kind"].as_str().unwrap() {
                 "irq_affinity" => format!("irq {}", s["irq"]),
                 "cpu_governor" => format!("cpu{}", s["cpu"]),
-                k => format!("{k}?"),
+                k => s["attr"]
+                    .as_str()
+                    .or(s["name"].as_str())
+                    .map_or_else(|| format!("{k}?"), str::to_string),
             };
             (what, s["value"].as_str().unwrap().to_string())
         })

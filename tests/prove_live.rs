@@ -6,6 +6,7 @@
 
 mod support;
 use serde_json::Value;
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 use support::Start as _;
@@ -114,6 +115,52 @@ fn prove_read_ahead_and_scheduler_on_a_loop_device_and_put_it_back() {
     drop(mnt);
 }
 
+/// prove of a read-ahead change and mq-deadline on the loop device under
+/// `mnt`, with 60 s trials (a signal comes long before the first ends).
+fn prove_loop(state: &Path, mnt: &Path, dev: &str, read_ahead_kb: u32) -> std::process::Command {
+    let mut c = support::innotune_sys();
+    c.env("INNOTUNE_STATE_DIR", state)
+        .args(["prove", mnt.to_str().unwrap(), "--device", dev])
+        .args(["--change", &format!("read_ahead_kb={read_ahead_kb}")])
+        .args(["--change", "scheduler=mq-deadline"])
+        .args(["--workload", "page-read", "--size", "64m"])
+        .args(["--trial", "60s", "--warmup", "0"]);
+    c
+}
+
+/// Once the journal in `state` remembers the loop device's nr_requests
+/// (before its first scheduler switch; the journal's header alone names
+/// the device too, in the command line), or an attribute has moved.
+fn wait_for_a_switch(state: &Path, dev: &str, before: &[(String, String)]) {
+    let needle = format!("/sys/block/{dev}/queue/nr_requests");
+    let journal_has_switch = || {
+        std::fs::read_dir(state)
+            .map(|d| {
+                d.flatten()
+                    .any(|e| std::fs::read_to_string(e.path()).is_ok_and(|s| s.contains(&needle)))
+            })
+            .unwrap_or(false)
+    };
+    support::wait_for(
+        "prove to switch the loop device",
+        Duration::from_secs(120),
+        || journal_has_switch() || attrs(dev) != before,
+    );
+}
+
+/// prove's work directories on `mnt`.
+fn workdirs(mnt: &Path) -> usize {
+    std::fs::read_dir(mnt)
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".innotune-prove")
+        })
+        .count()
+}
+
 #[test]
 fn sigint_mid_prove_leaves_nothing_changed_and_exits_130() {
     if !support::live() {
@@ -123,67 +170,14 @@ fn sigint_mid_prove_leaves_nothing_changed_and_exits_130() {
     let mnt = lp.mount_ext4();
     let state = tempfile::tempdir().unwrap();
     let before = attrs(&lp.name);
-    let child = support::innotune_sys()
-        .env("INNOTUNE_STATE_DIR", state.path())
-        .args([
-            "prove",
-            mnt.path.to_str().unwrap(),
-            "--device",
-            &lp.name,
-            "--change",
-            "read_ahead_kb=4",
-            "--change",
-            "scheduler=mq-deadline",
-            "--workload",
-            "page-read",
-            "--size",
-            "64m",
-            "--trial",
-            "60s",
-            "--warmup",
-            "0",
-        ])
+    let child = prove_loop(state.path(), &mnt.path, &lp.name, 4)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .start();
-    // Running once the journal holds an entry for the loop device (its
-    // nr_requests, remembered before the first scheduler switch; the
-    // journal's header alone names the device too, in the command line).
-    let journal_has_switch = || {
-        std::fs::read_dir(state.path())
-            .map(|d| {
-                d.flatten().any(|e| {
-                    std::fs::read_to_string(e.path()).is_ok_and(|s| {
-                        s.contains(&format!("/sys/block/{}/queue/nr_requests", lp.name))
-                    })
-                })
-            })
-            .unwrap_or(false)
-    };
-    support::wait_for(
-        "prove to switch the loop device",
-        Duration::from_secs(120),
-        || journal_has_switch() || attrs(&lp.name) != before,
-    );
-    child.signal(libc::SIGINT);
-    let out = child.output_within(support::WAIT);
+    wait_for_a_switch(state.path(), &lp.name, &before);
+    child.interrupt();
     assert_eq!(attrs(&lp.name), before, "nothing left changed");
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let left: Vec<_> = std::fs::read_dir(&mnt.path)
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(".innotune-prove")
-        })
-        .collect();
-    assert!(left.is_empty(), "work directory left behind");
+    assert_eq!(workdirs(&mnt.path), 0, "work directory left behind");
     drop(mnt);
 }
 
@@ -201,73 +195,20 @@ fn sigkill_mid_prove_then_restore_leaves_nothing_changed() {
     let state = tempfile::tempdir().unwrap();
     let before = attrs(&lp.name);
     let ra: u32 = before[1].1.trim().parse().unwrap();
-    let child = support::innotune_sys()
-        .env("INNOTUNE_STATE_DIR", state.path())
-        .args([
-            "prove",
-            mnt.path.to_str().unwrap(),
-            "--device",
-            &lp.name,
-            "--change",
-            &format!("read_ahead_kb={}", ra * 4 + 4),
-            "--change",
-            "scheduler=mq-deadline",
-            "--workload",
-            "page-read",
-            "--size",
-            "64m",
-            "--trial",
-            "60s",
-            "--warmup",
-            "0",
-        ])
+    let child = prove_loop(state.path(), &mnt.path, &lp.name, ra * 4 + 4)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .start();
-    let journal_has_switch = || {
-        std::fs::read_dir(state.path())
-            .map(|d| {
-                d.flatten().any(|e| {
-                    std::fs::read_to_string(e.path()).is_ok_and(|s| {
-                        s.contains(&format!("/sys/block/{}/queue/", lp.name))
-                            && s.contains("nr_requests")
-                    })
-                })
-            })
-            .unwrap_or(false)
-    };
-    support::wait_for(
-        "prove to switch the loop device",
-        Duration::from_secs(120),
-        || journal_has_switch() || attrs(&lp.name) != before,
-    );
-    child.signal(libc::SIGKILL);
-    let out = child.output_within(support::WAIT);
-    assert_eq!(out.status.code(), None, "killed by the signal");
-    let workdir_left = || {
-        std::fs::read_dir(&mnt.path)
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with(".innotune-prove")
-            })
-            .count()
-    };
-    assert_eq!(workdir_left(), 1, "the killed run left its work directory");
-    let rs = support::innotune_in(state.path())
-        .args(["restore"])
-        .output()
-        .unwrap();
+    wait_for_a_switch(state.path(), &lp.name, &before);
+    child.kill_now();
     assert_eq!(
-        rs.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&rs.stderr)
+        workdirs(&mnt.path),
+        1,
+        "the killed run left its work directory"
     );
+    support::restore(state.path());
     assert_eq!(attrs(&lp.name), before, "restore put the loop device back");
-    assert_eq!(workdir_left(), 0, "restore removed the work directory");
+    assert_eq!(workdirs(&mnt.path), 0, "restore removed the work directory");
     drop(mnt);
 }
 
@@ -711,17 +652,8 @@ fn has_server_binary() -> bool {
 
 /// Nothing of prove's left on the mount: its work directory (and with it
 /// the sandbox's datadir) and no server running under it.
-fn nothing_left(mnt: &std::path::Path) {
-    let left: Vec<_> = std::fs::read_dir(mnt)
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(".innotune-prove")
-        })
-        .collect();
-    assert!(left.is_empty(), "work directory left behind: {left:?}");
+fn nothing_left(mnt: &Path) {
+    assert_eq!(workdirs(mnt), 0, "work directory left behind");
     assert!(
         support::servers_under(mnt).is_empty(),
         "a server left running under {}",
@@ -1011,20 +943,9 @@ fn sigkill_mid_live_server_prove_then_restore_puts_the_variable_back() {
         Duration::from_secs(120),
         || planted.var("innodb_io_capacity") == "1999",
     );
-    child.signal(libc::SIGKILL);
-    let out = child.output_within(support::WAIT);
-    assert_eq!(out.status.code(), None, "killed by the signal");
+    child.kill_now();
     assert_eq!(planted.var("innodb_io_capacity"), "1999", "left switched");
-    let rs = support::innotune_in(state.path())
-        .args(["restore"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        rs.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&rs.stderr)
-    );
+    support::restore(state.path());
     assert_eq!(
         planted.var("innodb_io_capacity"),
         was,
@@ -1189,14 +1110,7 @@ fn sigint_mid_mount_prove_puts_the_mount_options_back() {
         Duration::from_secs(150),
         || noatime_in_a_round(&mnt.path),
     );
-    child.signal(libc::SIGINT);
-    let out = child.output_within(support::WAIT);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    child.interrupt();
     assert_eq!(mount_options(&mnt.path), before, "mount options put back");
     nothing_left(&mnt.path);
     drop(mnt);
@@ -1222,26 +1136,14 @@ fn sigkill_mid_mount_prove_then_restore_puts_the_mount_options_back() {
         Duration::from_secs(150),
         || noatime_in_a_round(&mnt.path),
     );
-    child.signal(libc::SIGKILL);
-    let out = child.output_within(support::WAIT);
-    assert_eq!(out.status.code(), None, "killed by the signal");
+    child.kill_now();
     assert!(
         mount_options(&mnt.path).contains("noatime"),
         "left switched"
     );
     let journal = std::fs::read_to_string(state.path().join("journal.json")).unwrap();
     assert!(journal.contains("\"remount\""), "{journal}");
-    let rs = support::innotune_in(state.path())
-        .args(["--format", "json", "restore"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        rs.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&rs.stderr)
-    );
-    let v: Value = serde_json::from_slice(&rs.stdout).unwrap();
+    let v = support::restore(state.path());
     let e = v["result"]["entries"]
         .as_array()
         .unwrap()

@@ -177,6 +177,24 @@ fn copy_of(live: &TestServer, state: &Path, name: &str, method: &str) -> Copy {
     copy
 }
 
+/// `innotune --format json replay LOG ARGS… CONN…`, which must succeed;
+/// its document.
+fn replayed(state: &Path, log: &Path, args: &[&str], conn: &[String]) -> Value {
+    let out = innotune_in(state)
+        .args(["--format", "json", "replay"])
+        .arg(log)
+        .args(args)
+        .args(conn)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&out)
+}
+
 fn copy_args(c: &Copy) -> Vec<String> {
     vec![
         "--socket".into(),
@@ -254,19 +272,12 @@ fn a_copy_replays_every_class_of_the_log() {
     assert!(want.len() >= 10, "{want:?}");
     let copy = copy_of(&live, state.path(), "logical", "logical");
     assert_eq!(rows(&copy.dir.join("mysql.sock")), rows(&live.socket()));
-    let out = innotune_in(state.path())
-        .args(["--format", "json", "replay"])
-        .arg(&log)
-        .args(["--speed", "max", "--concurrency", "1"])
-        .args(copy_args(&copy))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = replayed(
+        state.path(),
+        &log,
+        &["--speed", "max", "--concurrency", "1"],
+        &copy_args(&copy),
     );
-    let v = json(&out);
     assert_eq!(v["schema"], "replay/2");
     assert_eq!(replayed_classes(&v), want);
     assert_eq!(
@@ -294,18 +305,7 @@ fn a_copy_replays_every_class_of_the_log() {
         .status()
         .unwrap();
     assert!(st.success());
-    let out = innotune_in(state.path())
-        .args(["--format", "json", "replay"])
-        .arg(&gz)
-        .args(copy_args(&copy))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json(&out);
+    let v = replayed(state.path(), &gz, &[], &copy_args(&copy));
     assert_eq!(v["result"]["gzip"], true);
     assert_eq!(replayed_classes(&v), want);
     let by_code: u64 = v["result"]["errors"]
@@ -404,19 +404,12 @@ fn a_general_log_replays_every_statement() {
         .count() as u64;
     assert!(statements > 500, "{statements}");
     let copy = copy_of(&live, state.path(), "general", "logical");
-    let out = innotune_in(state.path())
-        .args(["--format", "json", "replay"])
-        .arg(&log)
-        .args(["--speed", "max", "--concurrency", "1"])
-        .args(copy_args(&copy))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = replayed(
+        state.path(),
+        &log,
+        &["--speed", "max", "--concurrency", "1"],
+        &copy_args(&copy),
     );
-    let v = json(&out);
     let r = &v["result"];
     assert_eq!(r["format"], "general");
     assert_eq!(r["totals"]["errors"], 0, "{}", r["errors"]);
@@ -669,19 +662,12 @@ fn speed_1_keeps_the_logs_gaps_and_speed_2_halves_them() {
     std::fs::write(&path, log).unwrap();
     for speed in [1u64, 2] {
         s.conn().query_drop("TRUNCATE pacing.t").unwrap();
-        let out = innotune_in(state.path())
-            .args(["--format", "json", "replay"])
-            .arg(&path)
-            .args(["--speed", &speed.to_string()])
-            .args(s.sock_args())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let v = replayed(
+            state.path(),
+            &path,
+            &["--speed", &speed.to_string()],
+            &s.sock_args(),
         );
-        let v = json(&out);
         assert_eq!(v["result"]["totals"]["errors"], 0, "{v}");
         let stamps: Vec<(u32, i64)> = s.query(
             "SELECT seq, CAST(UNIX_TIMESTAMP(at) * 1000000 AS SIGNED) FROM pacing.t ORDER BY seq",

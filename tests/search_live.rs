@@ -12,6 +12,7 @@
 mod support;
 
 use serde_json::Value;
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -309,6 +310,37 @@ fn search_on_a_hand_set_server_keeps_it_or_proves_the_change() {
     drop(mnt);
 }
 
+/// `tune --search --budget 3m` (JSON on stdout as `stdout` says) against
+/// `planted`, loaded, once its first rung runs its second trial.
+fn search_in_its_first_rung(
+    state: &Path,
+    mnt: &Path,
+    planted: &support::Planted,
+    stdout: Stdio,
+) -> support::Spawned {
+    planted.load(TABLES, 20_000);
+    let mut child = support::innotune_sys()
+        .env("INNOTUNE_STATE_DIR", state)
+        .args(["tune", mnt.to_str().unwrap(), "--search", "--budget", "3m"])
+        .args(["--format", "json"])
+        .args(planted.sock_args())
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .start();
+    let lines = child.stderr_lines();
+    let mut seen = Vec::new();
+    loop {
+        let l = lines
+            .next_within(Duration::from_secs(180))
+            .unwrap_or_else(|| panic!("no trial started: {seen:#?}"));
+        seen.push(l.clone());
+        if l.contains("[rung 1/") && l.contains("trial 2 ") {
+            break;
+        }
+    }
+    child
+}
+
 /// Ctrl-C in the first rung: exit 130, the report of what was measured
 /// (interrupted: SIGINT), the sandbox stopped and removed, the live
 /// server's variables untouched, no journal.
@@ -323,35 +355,8 @@ fn sigint_mid_search_keeps_what_was_measured_and_restores_everything() {
     let state = tempfile::tempdir().unwrap();
     let live = tempfile::tempdir().unwrap();
     let planted = support::Planted::start_with(live.path(), live.path(), PLANTED);
-    planted.load(TABLES, 20_000);
-    let mut child = support::innotune_sys()
-        .env("INNOTUNE_STATE_DIR", state.path())
-        .args([
-            "tune",
-            mnt.path.to_str().unwrap(),
-            "--search",
-            "--budget",
-            "3m",
-        ])
-        .args(["--format", "json"])
-        .args(planted.sock_args())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .start();
-    let lines = child.stderr_lines();
-    let mut seen = Vec::new();
-    loop {
-        let l = lines
-            .next_within(Duration::from_secs(180))
-            .unwrap_or_else(|| panic!("no trial started: {seen:#?}"));
-        seen.push(l.clone());
-        if l.contains("[rung 1/") && l.contains("trial 2 ") {
-            break;
-        }
-    }
-    child.signal(libc::SIGINT);
-    let out = child.output_within(support::WAIT);
-    assert_eq!(out.status.code(), Some(130), "{seen:#?}");
+    let child = search_in_its_first_rung(state.path(), &mnt.path, &planted, Stdio::piped());
+    let out = child.interrupt();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = &v["result"];
     assert_eq!(r["interrupted"], "SIGINT", "{r:#}");
@@ -439,49 +444,13 @@ fn sigkill_mid_search_then_restore_leaves_nothing() {
     let state = tempfile::tempdir().unwrap();
     let live = tempfile::tempdir().unwrap();
     let planted = support::Planted::start_with(live.path(), live.path(), PLANTED);
-    planted.load(TABLES, 20_000);
-    let mut child = support::innotune_sys()
-        .env("INNOTUNE_STATE_DIR", state.path())
-        .args([
-            "tune",
-            mnt.path.to_str().unwrap(),
-            "--search",
-            "--budget",
-            "3m",
-        ])
-        .args(["--format", "json"])
-        .args(planted.sock_args())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .start();
-    let lines = child.stderr_lines();
-    let mut seen = Vec::new();
-    loop {
-        let l = lines
-            .next_within(Duration::from_secs(180))
-            .unwrap_or_else(|| panic!("no trial started: {seen:#?}"));
-        seen.push(l.clone());
-        if l.contains("[rung 1/") && l.contains("trial 2 ") {
-            break;
-        }
-    }
-    child.signal(libc::SIGKILL);
-    let out = child.output_within(support::WAIT);
-    assert_eq!(out.status.code(), None, "killed by the signal");
+    let child = search_in_its_first_rung(state.path(), &mnt.path, &planted, Stdio::null());
+    child.kill_now();
     assert!(
         !support::servers_under(&mnt.path).is_empty(),
         "the sandbox should outlive a SIGKILL until restore"
     );
-    let rs = support::innotune_in(state.path())
-        .args(["restore"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        rs.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&rs.stderr)
-    );
+    support::restore(state.path());
     nothing_left(&mnt.path, state.path());
     as_planted(&planted, PLANTED);
     drop(mnt);

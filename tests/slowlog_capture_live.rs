@@ -123,23 +123,17 @@ fn a_killed_capture_is_put_back_by_restore() {
     let state = tempfile::tempdir().unwrap();
     let s = support::server();
     let before = logging(&s);
-    let mut child = capture(&s, state.path(), "10m");
+    let child = capture(&s, state.path(), "10m");
     wait_for("long_query_time = 0", support::WAIT, || {
         s.var("long_query_time").parse::<f64>() == Ok(0.0)
     });
-    child.signal(libc::SIGKILL);
-    child.wait_within(Duration::from_secs(30));
+    child.kill_now();
     assert_ne!(
         logging(&s),
         before,
         "nothing restores a SIGKILLed run by itself"
     );
-    let out = innotune_in(state.path()).arg("restore").output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::restore(state.path());
     assert_eq!(logging(&s), before);
 }
 

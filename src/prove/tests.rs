@@ -327,3 +327,39 @@ fn the_page_labels_mixed_figures_and_flags_io_that_missed_the_device() {
         "{text}"
     );
 }
+
+/// MySQL 8 has no information_schema.SYSTEM_VARIABLES: a restart-only
+/// variable is found by its SET GLOBAL failing with error 1238, which
+/// reaches prove wrapped in the journal's context. That error (and only
+/// it) becomes the one-line "needs a restart" refusal; a rejected value
+/// (1231) stays the server's own words.
+#[test]
+fn mysql8_read_only_error_1238_is_a_restart_refusal() {
+    let server = |code: u16, message: &str| {
+        anyhow::Error::from(mysql::Error::MySqlError(mysql::MySqlError {
+            state: "HY000".into(),
+            message: message.into(),
+            code,
+        }))
+        .context("SET GLOBAL innodb_log_file_size = 1073741824 at 127.0.0.1:3306")
+        .context("applying server_variable innodb_log_file_size")
+    };
+    let ro = server(
+        1238,
+        "Variable 'innodb_log_file_size' is a read only variable",
+    );
+    assert!(is_read_only_error(&ro));
+    assert!(!is_read_only_error(&server(
+        1231,
+        "Variable 'innodb_io_capacity' can't be set to the value of 'x'"
+    )));
+    assert!(!is_read_only_error(&anyhow::anyhow!("connection refused")));
+    for live in [true, false] {
+        let e = needs_restart("innodb_log_file_size", live);
+        let line = crate::error::one_line(&e);
+        assert!(line.contains("needs a server restart"), "{line}");
+        assert!(!line.contains('\n'), "{line}");
+    }
+    let live = crate::error::one_line(&needs_restart("innodb_log_file_size", true));
+    assert!(live.contains("never restarts the live server"), "{live}");
+}

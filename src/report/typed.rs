@@ -23,6 +23,7 @@ use crate::prove::ProveReport;
 use crate::replay::ReplayReport;
 use crate::sandbox::SandboxReport;
 use crate::search::SearchReport;
+use crate::slowlog::capture::CaptureReport;
 use crate::slowlog::report::SlowlogReport;
 use crate::sweep::SweepReport;
 use crate::trace::TraceReport;
@@ -42,6 +43,8 @@ pub enum Typed {
     /// tune's oltp-before.json / oltp-after.json.
     TuneOltp(Box<OltpSide>),
     Slowlog(Box<SlowlogReport>),
+    /// `slowlog --capture`.
+    Capture(Box<CaptureReport>),
     Replay(Box<ReplayReport>),
     Checksum(Box<ChecksumReport>),
     Trace(Box<TraceReport>),
@@ -76,6 +79,7 @@ impl Typed {
             TuneReport::COMMAND => Typed::Tune(de(result)?),
             OltpSide::COMMAND => Typed::TuneOltp(de(result)?),
             SlowlogReport::COMMAND => Typed::Slowlog(de(result)?),
+            CaptureReport::COMMAND => Typed::Capture(de(result)?),
             ReplayReport::COMMAND => Typed::Replay(de(result)?),
             ChecksumReport::COMMAND => Typed::Checksum(de(result)?),
             TraceReport::COMMAND => Typed::Trace(de(result)?),
@@ -103,6 +107,7 @@ impl Typed {
             // Statements carry literal values a page passed around should
             // not: the worst sample of each class stays in the JSON.
             Typed::Slowlog(r) => r.document_without_samples(),
+            Typed::Capture(r) => r.document(),
             Typed::Replay(r) => r.document(),
             Typed::Checksum(r) => r.document(),
             Typed::Trace(r) => r.document(),
@@ -130,6 +135,7 @@ impl Typed {
             Typed::Tune(r) => serde_json::to_value(r),
             Typed::TuneOltp(r) => serde_json::to_value(r),
             Typed::Slowlog(r) => serde_json::to_value(r),
+            Typed::Capture(r) => serde_json::to_value(r),
             Typed::Replay(r) => serde_json::to_value(r),
             Typed::Checksum(r) => serde_json::to_value(r),
             Typed::Trace(r) => serde_json::to_value(r),
@@ -291,7 +297,9 @@ mod tests {
             TuneReport::COMMAND,
             OltpSide::COMMAND,
             SlowlogReport::COMMAND,
+            CaptureReport::COMMAND,
             ReplayReport::COMMAND,
+            SearchReport::COMMAND,
             ChecksumReport::COMMAND,
             TraceReport::COMMAND,
             MergeReport::COMMAND,

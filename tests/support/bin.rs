@@ -38,3 +38,19 @@ pub fn innotune_in(state: &Path) -> assert_cmd::Command {
     c.env("INNOTUNE_STATE_DIR", state);
     c
 }
+
+/// `innotune --format json restore` with `state`'s journal: it must exit 0;
+/// its document comes back.
+pub fn restore(state: &Path) -> serde_json::Value {
+    let out = innotune_in(state)
+        .args(["--format", "json", "restore"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}

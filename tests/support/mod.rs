@@ -20,7 +20,7 @@ pub mod proc;
 pub mod report;
 pub mod sandbox;
 
-pub use bin::{innotune, innotune_in, innotune_sys};
+pub use bin::{innotune, innotune_in, innotune_sys, restore};
 pub use block::{fill, Lab, LabOpts, Loop, Mount, RAM, VAR_TMP};
 pub use host::{
     active_scheduler, fixture_host, live, servers_under, sh, sh_as_nobody, tree, umount_retry,

@@ -194,6 +194,30 @@ impl Spawned {
     }
 }
 
+impl Spawned {
+    /// Ctrl-C: SIGINT, then the output once it exits, which must be 130
+    /// (the failure shows its stderr).
+    pub fn interrupt(self) -> Output {
+        self.signal(libc::SIGINT);
+        let out = self.output_within(WAIT);
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    /// SIGKILL, which gives the child no chance to put anything back; waits
+    /// until it has died of it.
+    pub fn kill_now(self) {
+        self.signal(libc::SIGKILL);
+        let out = self.output_within(WAIT);
+        assert_eq!(out.status.code(), None, "killed by the signal");
+    }
+}
+
 /// The lines a child writes to its piped stdout, read on a thread so that
 /// waiting for the next one has a deadline.
 pub struct Lines {
