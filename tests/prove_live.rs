@@ -1090,6 +1090,22 @@ fn prove_a_mount_option_on_a_loop_filesystem_and_put_it_back() {
     drop(mnt);
 }
 
+/// [`prove_mount`] with 20 s trials (its output piped, or dropped), once
+/// it runs a round under noatime.
+fn mount_prove_in_a_round(state: &Path, mnt: &Path, piped: bool) -> support::Spawned {
+    let io = || if piped { Stdio::piped() } else { Stdio::null() };
+    let child = prove_mount(state, mnt, "20s")
+        .stdout(io())
+        .stderr(io())
+        .start();
+    support::wait_for(
+        "prove to remount with noatime",
+        Duration::from_secs(150),
+        || noatime_in_a_round(mnt),
+    );
+    child
+}
+
 /// SIGINT while the filesystem is switched to noatime: prove puts the
 /// mount options back and exits 130.
 #[test]
@@ -1101,15 +1117,7 @@ fn sigint_mid_mount_prove_puts_the_mount_options_back() {
     let mnt = lp.mount_ext4();
     let state = tempfile::tempdir().unwrap();
     let before = mount_options(&mnt.path);
-    let child = prove_mount(state.path(), &mnt.path, "20s")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .start();
-    support::wait_for(
-        "prove to remount with noatime",
-        Duration::from_secs(150),
-        || noatime_in_a_round(&mnt.path),
-    );
+    let child = mount_prove_in_a_round(state.path(), &mnt.path, true);
     child.interrupt();
     assert_eq!(mount_options(&mnt.path), before, "mount options put back");
     nothing_left(&mnt.path);
@@ -1127,15 +1135,7 @@ fn sigkill_mid_mount_prove_then_restore_puts_the_mount_options_back() {
     let mnt = lp.mount_ext4();
     let state = tempfile::tempdir().unwrap();
     let before = mount_options(&mnt.path);
-    let child = prove_mount(state.path(), &mnt.path, "20s")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .start();
-    support::wait_for(
-        "prove to remount with noatime",
-        Duration::from_secs(150),
-        || noatime_in_a_round(&mnt.path),
-    );
+    let child = mount_prove_in_a_round(state.path(), &mnt.path, false);
     child.kill_now();
     assert!(
         mount_options(&mnt.path).contains("noatime"),

@@ -371,6 +371,7 @@ fn document_of(file: &Path) -> Document {
         "sandbox/2" => de::<innotune::sandbox::SandboxReport>(r).document(),
         // report leaves the worst sample statements out (see below).
         "slowlog/2" => de::<innotune::slowlog::report::SlowlogReport>(r).document_without_samples(),
+        "slowlog-capture/2" => de::<innotune::slowlog::capture::CaptureReport>(r).document(),
         "replay/2" => de::<innotune::replay::ReplayReport>(r).document(),
         "trace/2" => de::<innotune::trace::TraceReport>(r).document(),
         "checksum/2" => de::<innotune::checksum::report::ChecksumReport>(r).document(),

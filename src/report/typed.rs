@@ -299,7 +299,6 @@ mod tests {
             SlowlogReport::COMMAND,
             CaptureReport::COMMAND,
             ReplayReport::COMMAND,
-            SearchReport::COMMAND,
             ChecksumReport::COMMAND,
             TraceReport::COMMAND,
             MergeReport::COMMAND,
