@@ -133,13 +133,12 @@ for threads in threads_list:
 load = open("/proc/loadavg").read().split()[0]
 stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
 lines = [f"\n## innotune oltp vs sysbench 1.0.20 — {wl} ({stamp})\n",
-         f"Command: `bench/sysbench-compare.sh {rounds} {secs} {tables} {size}` (WORKLOAD={wl}); "
+         f"Command: `THREADS={','.join(map(str, threads_list))} WORKLOAD={wl} bench/sysbench-compare.sh {rounds} {secs} {tables} {size}`; "
          f"one sandbox ({sock.rsplit('/',2)[0]}), {tables}×{size} rows, {rounds} alternating rounds of {secs}s, medians. "
          f"Load average at the end: {load} ({os.cpu_count()} CPUs).\n",
          f"- Per transaction (2000 events, 1 thread): innotune r/w/o {per_trx}; "
          f"identical totals to sysbench: **{'yes' if same else 'NO'}** "
          f"(innotune {ca['read']}/{ca['write']}/{ca['other']}, sysbench {cb['read']}/{cb['write']}/{cb['other']})\n",
-         f"Command: `THREADS={','.join(map(str, threads_list))} bench/sysbench-compare.sh {rounds} {secs} {tables} {size}`.\n",
          "\n| threads | innotune QPS | sysbench QPS | QPS ratio, paired HL (target ≥ 1) | 95 % CI | verdict | innotune client CPU µs/query | sysbench client CPU µs/query | client CPU ratio (target ≤ 1) | server CPU µs/query (innotune / sysbench) | machine busy (innotune / sysbench) |\n",
          "|---:|---:|---:|---:|---|---|---:|---:|---:|---|---|\n"]
 for t, qi, qs, est, ci, vd, cli, cls, cr, svi, svs, bi, bs in rows:

@@ -13,8 +13,7 @@
 # Per round: each arm's IOPS; the ratios innotune/plain and bpftrace/plain,
 # with the paired Hodges-Lehmann estimate and its exact 95 % interval over
 # the rounds (bench/paired.py); innotune's events per second and the events
-# it lost (lost_events + overrun + dropped, which it reports, never drops
-# silently); its Q2C median against bpftrace's median bucket.
+# it lost (lost_events, which it reports, never drops silently); its Q2C median against bpftrace's median bucket.
 # Appends to bench/log/<UTC date>.md.
 #
 # Usage (as root): ROUNDS=5 RUNTIME=10 bench/trace-rate.sh
@@ -86,7 +85,9 @@ def innotune():
     ln = r["lines"]
     d = next((d for d in r["devices"] if d["device"] == majmin), None)
     return iops, {"events": r["events"], "span_s": r["span_s"],
-                  "lost": ln["lost_events"] + ln["overrun"] + ln["dropped"],
+                  # lost_events is already the larger of the pages' count
+                  # and overrun + dropped (docs/json-trace.md).
+                  "lost": ln["lost_events"],
                   "q2c_p50_ns": d["all"]["q2c"]["p50_ns"] if d else None,
                   "completed": d["all"]["bios_completed"] if d else 0}
 
@@ -153,7 +154,7 @@ text = (f"\n### trace-rate ({stamp})\n\n"
         f"| innotune trace | {statistics.median(res['innotune']):.0f} | {ie:.3f} | {ic} | {iv} |\n"
         f"| bpftrace | {statistics.median(res['bpftrace']):.0f} | {be:.3f} | {bc} | {bv} |\n\n"
         f"innotune: {statistics.median(ev):.0f} events/s captured (median over rounds), {events} events, "
-        f"{lost} lost (lost_events + overrun + dropped, all reported); Q2C p50 {q2c/1000:.1f} µs. "
+        f"{lost} lost (lost_events: the larger of the pages' count and overrun + dropped; all reported); Q2C p50 {q2c/1000:.1f} µs. "
         f"bpftrace: issue→complete median bucket "
         f"{'%.1f–%.1f µs' % (mb[0]/1000, mb[1]/1000) if mb else '—'}.\n")
 with open(os.environ.get("BENCH_LOG"), "a") as f:

@@ -230,6 +230,78 @@ fn sigkill_mid_apply_then_restore() {
     assert!(!state.path().join("journal.json").exists());
 }
 
+/// `tune --search`'s OS recommendation as apply runs it: `--set
+/// queue/ATTR=V` (every disk under PATH with a scheduler) and `--set
+/// vm.NAME=V` replace check's advice for those settings, are made true now
+/// and persisted (the udev rule, sysctl.d in the test's etc), and restore
+/// puts all of it back. Bad --set values are one line, nothing applied.
+#[test]
+fn apply_set_queue_attributes_and_sysctls_then_restore() {
+    if !support::live() {
+        return;
+    }
+    let lm = loop_mount();
+    let state = tempfile::tempdir().unwrap();
+    let root = test_root(lm.dir.as_path());
+    let etc_before = files_under(&root.join("etc"));
+    let ra = format!("/sys/block/{}/queue/read_ahead_kb", lm.loopdev);
+    let bg = "/proc/sys/vm/dirty_background_ratio";
+    let read = |p: &str| std::fs::read_to_string(p).unwrap().trim().to_string();
+    let (ra0, bg0) = (read(&ra), read(bg));
+    let ra1 = if ra0 == "64" { "32" } else { "64" };
+    let bg1 = if bg0 == "7" { "8" } else { "7" };
+    let sets = [
+        "--set".to_string(),
+        "queue/scheduler=mq-deadline".into(),
+        "--set".into(),
+        format!("queue/read_ahead_kb={ra1}"),
+        "--set".into(),
+        format!("vm.dirty_background_ratio={bg1}"),
+    ];
+    let mut args: Vec<&str> = sets.iter().map(String::as_str).collect();
+    args.push("--yes");
+    let out = apply(state.path(), &root, &lm.mnt, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // The --set value, not check's own advice (none) for the scheduler.
+    assert_eq!(lm.scheduler(), "mq-deadline");
+    assert_eq!(read(&ra), ra1);
+    assert_eq!(read(bg), bg1);
+    let rule = std::fs::read_to_string(root.join("etc/udev/rules.d/99-innotune.rules")).unwrap();
+    assert!(
+        rule.contains("ATTR{queue/scheduler}=\"mq-deadline\"")
+            && rule.contains(&format!("ATTR{{queue/read_ahead_kb}}=\"{ra1}\"")),
+        "{rule}"
+    );
+    let sysctl_d: String = walk(&root.join("etc/sysctl.d"))
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(
+        sysctl_d.contains(&format!("vm.dirty_background_ratio = {bg1}")),
+        "{sysctl_d}"
+    );
+    restore(state.path());
+    assert_eq!(lm.scheduler(), "bfq");
+    assert_eq!(read(&ra), ra0);
+    assert_eq!(read(bg), bg0);
+    assert_eq!(files_under(&root.join("etc")), etc_before);
+
+    for (bad, says) in [
+        ("queue/scheduler=cfq", "offers"),
+        ("queue/nr_requests=many", "whole number"),
+        ("queue/rotational=0", "not a queue attribute"),
+        ("vm.overcommit_memory=1", "not a setting innotune sets"),
+    ] {
+        let out = apply(state.path(), &root, &lm.mnt, &["--set", bad, "--yes"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{bad}: {err}");
+        assert!(err.contains(says), "{bad}: {err}");
+        assert_eq!(lm.scheduler(), "bfq", "{bad} applied something");
+    }
+}
+
 #[test]
 fn emitted_udev_rule_sets_the_scheduler_under_udevadm_test() {
     if !support::live() {

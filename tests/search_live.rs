@@ -105,6 +105,26 @@ fn nothing_left(mnt: &std::path::Path, state: &std::path::Path) {
     assert!(!state.join("journal.json").exists(), "journal left");
 }
 
+/// What the search may switch on the host: the loop device's queue
+/// attributes and the dirty ratios (compared before and after).
+fn os_state(lp: &support::Loop) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for a in ["scheduler", "nr_requests", "read_ahead_kb"] {
+        let p = format!("/sys/block/{}/queue/{a}", lp.name);
+        v.push((p.clone(), std::fs::read_to_string(&p).unwrap()));
+    }
+    for s in ["dirty_ratio", "dirty_background_ratio"] {
+        let p = format!("/proc/sys/vm/{s}");
+        v.push((p.clone(), std::fs::read_to_string(&p).unwrap()));
+    }
+    v
+}
+
+/// An OS setting, named as the search names it (`queue/…`, `vm.…`).
+fn is_os(name: &str) -> bool {
+    name.starts_with("queue/") || name.contains('.')
+}
+
 /// The planted server's variables are what was planted.
 fn as_planted(planted: &support::Planted, vars: &[(&str, &str)]) {
     for (k, v) in vars {
@@ -145,6 +165,7 @@ fn search_proves_a_config_on_a_planted_server_near_the_hand_set_one() {
     let live = tempfile::tempdir().unwrap();
     let planted = support::Planted::start_with(live.path(), live.path(), PLANTED);
     planted.load(TABLES, ROWS);
+    let os_before = os_state(&lp);
     let (_, r) = search(state.path(), &mnt.path, &planted, "3m30s");
     let rec = &r["recommendation"];
     let cell = &r["confirmation"]["cell"];
@@ -172,15 +193,34 @@ fn search_proves_a_config_on_a_planted_server_near_the_hand_set_one() {
             .any(|s| s["name"] == "innodb_flush_method"),
         "{r:#}"
     );
+    // The OS settings are searched too: the loop device's queue and the
+    // dirty ratios, switched between rounds and put back.
+    let knobs = r["knobs"].as_array().unwrap();
+    for (name, kind) in [
+        ("queue/scheduler", "queue"),
+        ("queue/read_ahead_kb", "queue"),
+        ("vm.dirty_ratio", "sysctl"),
+    ] {
+        assert!(
+            knobs.iter().any(|k| k["name"] == name
+                && k["kind"] == kind
+                && k["levels"].as_array().unwrap().len() > 1),
+            "{name} not searched: {r:#}"
+        );
+    }
     nothing_left(&mnt.path, state.path());
+    assert_eq!(os_state(&lp), os_before, "an OS setting was not put back");
     as_planted(&planted, PLANTED);
 
     // The search's configuration against the hand-set one, on the planted
-    // server (every variable either sets, so each config is whole).
+    // server (every server variable either sets, so each config is whole;
+    // OS settings the search found, if any, stay as they are for both: the
+    // comparison is of the server's settings).
     let found: Vec<(String, String)> = rec["changes"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|c| !is_os(c["name"].as_str().unwrap()))
         .map(|c| {
             (
                 c["name"].as_str().unwrap().to_string(),
@@ -355,6 +395,7 @@ fn sigint_mid_search_keeps_what_was_measured_and_restores_everything() {
     let state = tempfile::tempdir().unwrap();
     let live = tempfile::tempdir().unwrap();
     let planted = support::Planted::start_with(live.path(), live.path(), PLANTED);
+    let os_before = os_state(&lp);
     let child = search_in_its_first_rung(state.path(), &mnt.path, &planted, Stdio::piped());
     let out = child.interrupt();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -363,6 +404,7 @@ fn sigint_mid_search_keeps_what_was_measured_and_restores_everything() {
     assert!(!r["trials"].as_array().unwrap().is_empty(), "{r:#}");
     assert_eq!(r["recommendation"]["keep"], true, "{r:#}");
     nothing_left(&mnt.path, state.path());
+    assert_eq!(os_state(&lp), os_before, "an OS setting was not put back");
     as_planted(&planted, PLANTED);
     drop(mnt);
 }
@@ -444,6 +486,7 @@ fn sigkill_mid_search_then_restore_leaves_nothing() {
     let state = tempfile::tempdir().unwrap();
     let live = tempfile::tempdir().unwrap();
     let planted = support::Planted::start_with(live.path(), live.path(), PLANTED);
+    let os_before = os_state(&lp);
     let child = search_in_its_first_rung(state.path(), &mnt.path, &planted, Stdio::null());
     child.kill_now();
     assert!(
@@ -452,6 +495,7 @@ fn sigkill_mid_search_then_restore_leaves_nothing() {
     );
     support::restore(state.path());
     nothing_left(&mnt.path, state.path());
+    assert_eq!(os_state(&lp), os_before, "an OS setting was not put back");
     as_planted(&planted, PLANTED);
     drop(mnt);
 }

@@ -24,9 +24,12 @@ pub struct ApplyArgs {
     #[arg(long, short = 'y', conflicts_with = "check")]
     pub yes: bool,
 
-    /// A server variable to make true as well, NAME=VALUE (repeatable):
-    /// SET GLOBAL now and a line in innotune's [mysqld] drop-in, in place
-    /// of check's advice for that variable (what `tune --search` proved).
+    /// A setting to make true as well, NAME=VALUE (repeatable), in place
+    /// of check's advice for it (what `tune --search` proved): a server
+    /// variable (SET GLOBAL now, a line in innotune's [mysqld] drop-in),
+    /// `queue/scheduler`, `queue/nr_requests` or `queue/read_ahead_kb` of
+    /// every disk under PATH (sysfs now, the udev rule), or a sysctl such
+    /// as `vm.dirty_ratio` (/proc/sys now, sysctl.d).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
 

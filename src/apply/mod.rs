@@ -151,56 +151,197 @@ impl Command for cli::ApplyArgs {
     }
 }
 
-/// `--set NAME=VALUE`: each replaces check's advice for that server
-/// variable with advice of its own (the server must have been reached).
+/// `--set NAME=VALUE`: each replaces check's advice for that setting with
+/// advice of its own. NAME is a server variable (the server must have been
+/// reached), `queue/ATTR` (a queue attribute of every disk under PATH that
+/// has a scheduler: `queue/scheduler=none`), or a sysctl
+/// (`vm.dirty_ratio=10`): what `tune --search` proved.
 fn set_overrides(report: &mut crate::check::report::CheckReport, sets: &[String]) -> Result<()> {
-    use crate::check::rules::{Advice, Setting, SERVER_VARIABLES};
+    use crate::check::rules::{Advice, Setting, SERVER_VARIABLES, SYSCTLS};
+    use crate::error::Fix;
     use crate::finding::{Finding, Layer, Severity, Source, Subject, SubjectKind};
+    let reason =
+        "given with apply --set (tune --search proves such values against the current settings)";
     for s in sets {
         let Some((name, value)) = s.split_once('=').map(|(a, b)| (a.trim(), b.trim())) else {
-            return Err(crate::error::Fix::new(
+            return Err(Fix::new(
                 format!("--set {s:?} is not NAME=VALUE"),
                 "write it as --set innodb_io_capacity=2000",
             )
             .into());
         };
-        if !SERVER_VARIABLES.contains(&name)
-            || !crate::change::plain_value(value)
-            || value.is_empty()
-        {
-            return Err(crate::error::Fix::new(
-                format!("--set {name}={value}: not a server variable and value innotune sets"),
-                format!("use one of {}", SERVER_VARIABLES.join(", ")),
+        if value.is_empty() || !crate::change::plain_value(value) {
+            return Err(Fix::new(
+                format!("--set {name}={value}: not a value innotune sets"),
+                "give a plain value, e.g. --set innodb_io_capacity=2000",
             )
             .into());
         }
-        let Some(server) = report.facts.server.as_ref() else {
-            return Err(crate::error::Fix::new(
-                format!("--set {name}: no server was reached to set it on"),
-                "give the connection options (--socket or --host, --user)",
-            )
-            .into());
+        let number = || -> Result<()> {
+            if value.parse::<u64>().is_err() {
+                return Err(Fix::new(
+                    format!("--set {name}={value}: {name} takes a whole number"),
+                    format!("e.g. --set {name}=64"),
+                )
+                .into());
+            }
+            Ok(())
         };
-        let observed = server.var(name).unwrap_or("(none)").to_string();
-        let reason = "given with apply --set (tune --search proves such values against the current settings)";
-        let setting = Setting::var(server, name, value, reason);
+        // The settings this --set stands for, and the finding that carries them.
+        let (settings, layer, kind, subject, observed): (Vec<Setting>, _, _, String, String) =
+            if let Some(attr) = name.strip_prefix("queue/") {
+                if !["scheduler", "nr_requests", "read_ahead_kb"].contains(&attr) {
+                    return Err(Fix::new(
+                        format!("--set {name}: not a queue attribute tune --search sets"),
+                        "use queue/scheduler, queue/nr_requests or queue/read_ahead_kb",
+                    )
+                    .into());
+                }
+                let disks: Vec<_> = report
+                    .facts
+                    .devices
+                    .iter()
+                    .filter(|d| d.is_scheduled_disk())
+                    .collect();
+                if disks.is_empty() {
+                    return Err(Fix::new(
+                        format!(
+                            "--set {name}: no disk under {} has a scheduler",
+                            report.path
+                        ),
+                        "give the PATH tune --search measured",
+                    )
+                    .into());
+                }
+                if attr == "scheduler" {
+                    if let Some(d) = disks
+                        .iter()
+                        .find(|d| !d.schedulers_available.iter().any(|a| a == value))
+                    {
+                        return Err(Fix::new(
+                            format!(
+                                "--set {name}={value}: {} offers {}",
+                                d.name,
+                                d.schedulers_available.join(", ")
+                            ),
+                            "give one it offers",
+                        )
+                        .into());
+                    }
+                } else {
+                    number()?;
+                }
+                let observed = disks
+                    .iter()
+                    .map(|d| {
+                        let v = match attr {
+                            "scheduler" => d.scheduler.clone(),
+                            "nr_requests" => d.nr_requests.map(|v| v.to_string()),
+                            _ => d.read_ahead_kb.map(|v| v.to_string()),
+                        };
+                        format!("{} {}", d.name, v.unwrap_or_else(|| "?".into()))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let names = disks.iter().map(|d| d.name.clone()).collect::<Vec<_>>();
+                (
+                    disks
+                        .iter()
+                        .map(|d| Setting::queue(&d.name, attr, value))
+                        .collect(),
+                    Layer::Storage,
+                    SubjectKind::Device,
+                    names.join(","),
+                    observed,
+                )
+            } else if SYSCTLS.contains(&name) {
+                number()?;
+                let h = &report.facts.host;
+                let observed = match name {
+                    "vm.swappiness" => h.swappiness,
+                    "vm.dirty_ratio" => h.dirty_ratio,
+                    "vm.dirty_background_ratio" => h.dirty_background_ratio,
+                    "fs.aio-max-nr" => h.aio_max_nr,
+                    _ => None,
+                }
+                .map_or_else(|| "(not read by check)".into(), |v| v.to_string());
+                (
+                    vec![Setting::sysctl(name, value)],
+                    Layer::Os,
+                    SubjectKind::Sysctl,
+                    name.to_string(),
+                    observed,
+                )
+            } else if SERVER_VARIABLES.contains(&name) {
+                let Some(server) = report.facts.server.as_ref() else {
+                    return Err(Fix::new(
+                        format!("--set {name}: no server was reached to set it on"),
+                        "give the connection options (--socket or --host, --user)",
+                    )
+                    .into());
+                };
+                (
+                    vec![Setting::var(server, name, value, reason)],
+                    Layer::Server,
+                    SubjectKind::ServerVariable,
+                    name.to_string(),
+                    server.var(name).unwrap_or("(none)").to_string(),
+                )
+            } else {
+                return Err(Fix::new(
+                    format!("--set {name}={value}: not a setting innotune sets"),
+                    format!(
+                        "use queue/scheduler, queue/nr_requests, queue/read_ahead_kb, one of {}, or one of {}",
+                        SYSCTLS.join(", "),
+                        SERVER_VARIABLES.join(", ")
+                    ),
+                )
+                .into());
+            };
+        // Check's own advice for the same setting gives way.
+        let same = |x: &Setting| {
+            settings.iter().any(|s| match (s, x) {
+                (
+                    Setting::ServerVariable { name: a, .. },
+                    Setting::ServerVariable { name: b, .. },
+                )
+                | (Setting::Sysctl { name: a, .. }, Setting::Sysctl { name: b, .. }) => a == b,
+                (
+                    Setting::Queue {
+                        device: d1,
+                        attr: a1,
+                        ..
+                    },
+                    Setting::Queue {
+                        device: d2,
+                        attr: a2,
+                        ..
+                    },
+                ) => d1 == d2 && a1 == a2,
+                _ => false,
+            })
+        };
         for a in &mut report.findings {
-            a.settings
-                .retain(|x| !matches!(x, Setting::ServerVariable { name: n, .. } if n == name));
+            a.settings.retain(|x| !same(x));
         }
+        let id = match layer {
+            Layer::Storage => "storage.set",
+            Layer::Os => "os.set",
+            _ => "server.set",
+        };
         let mut a = Advice::new(
             Finding::new(
-                "server.set",
+                id,
                 Severity::Notice,
-                Layer::Server,
-                Subject::new(SubjectKind::ServerVariable, name),
+                layer,
+                Subject::new(kind, &subject),
                 observed,
                 reason,
             )
             .recommend(value)
             .evidence(Source::Observed, "apply --set"),
         );
-        a.settings.push(setting);
+        a.settings = settings;
         report.findings.push(a);
     }
     Ok(())

@@ -152,6 +152,21 @@ pub fn path(p: &std::path::Path) -> String {
     out
 }
 
+/// `s` as one shell word: as it is when it holds only characters no
+/// shell treats specially, else single-quoted (a command innotune prints
+/// for the user to run, with a path in it). Hand-written: seven lines,
+/// where a crate would add a dependency for one call.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

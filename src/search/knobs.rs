@@ -4,7 +4,10 @@
 //! scaled by sandbox data / live data, as tune's "before" is built). Only
 //! variables the server can switch with `SET GLOBAL` are searched; the
 //! ones that need a restart and the ones the version lacks are listed as
-//! skipped, with the reason.
+//! skipped, with the reason. The OS settings of the storage path (the
+//! queue attributes of the disks under PATH, the dirty ratios) are knobs
+//! too ([`os_space`]): switched through sysfs and /proc/sys between
+//! rounds, journaled, as sweep switches schedulers.
 
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -19,10 +22,33 @@ pub struct Level {
     pub sandbox: String,
 }
 
+/// Where a knob is set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A server variable, `SET GLOBAL` on the sandbox.
+    #[default]
+    Server,
+    /// A queue attribute of every disk under PATH (named `queue/ATTR`),
+    /// through sysfs.
+    Queue,
+    /// A sysctl (named as sysctl names it, `vm.dirty_ratio`): host-wide.
+    Sysctl,
+}
+
+impl Kind {
+    pub fn is_server(&self) -> bool {
+        *self == Kind::Server
+    }
+}
+
 /// A searched variable and its levels; `levels[0]` is the current value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Knob {
     pub name: String,
+    /// Where it is set (JSON: absent for a server variable).
+    #[serde(default, skip_serializing_if = "Kind::is_server")]
+    pub kind: Kind,
     pub levels: Vec<Level>,
     /// A durability trade-off (only with `--allow-durability-tradeoffs`):
     /// what a crash loses at a level other than the current one.
@@ -113,6 +139,7 @@ pub fn space(i: &Inputs<'_>) -> (Vec<Knob>, Vec<Skipped>) {
         Knob {
             name: n.into(),
             levels,
+            kind: Kind::Server,
             durability: None,
         }
     };
@@ -142,6 +169,7 @@ pub fn space(i: &Inputs<'_>) -> (Vec<Knob>, Vec<Skipped>) {
         Some(Knob {
             name: n.into(),
             levels,
+            kind: Kind::Server,
             durability: None,
         })
     };
@@ -222,10 +250,137 @@ pub fn space(i: &Inputs<'_>) -> (Vec<Knob>, Vec<Skipped>) {
             },
         });
     }
-    skipped.push(Skipped {
-        name: "scheduler, read_ahead_kb, nr_requests, vm.dirty_*".into(),
-        reason: "OS settings: tune's sweep phase and `innotune sweep`/`prove` measure them".into(),
-    });
+    (knobs, skipped)
+}
+
+/// The sysctls the search tries, with their levels other than the
+/// current one (the kernel's defaults are 20 and 10).
+pub const SYSCTL_LEVELS: &[(&str, &[&str])] = &[
+    ("vm.dirty_ratio", &["10", "40"]),
+    ("vm.dirty_background_ratio", &["5", "20"]),
+];
+
+/// A disk's value of one queue attribute, as sweep read it.
+type QueueValue = fn(&crate::sweep::target::Device) -> Option<u32>;
+
+/// What the OS knobs start from.
+pub struct OsNow<'a> {
+    /// The disks under PATH with a scheduler (as sweep sees them).
+    pub devices: &'a [crate::sweep::target::Device],
+    /// The host's values of [`SYSCTL_LEVELS`] and of `vm.dirty_bytes`,
+    /// `vm.dirty_background_bytes` (None where unreadable).
+    pub sysctls: &'a BTreeMap<String, Option<String>>,
+}
+
+/// The OS knobs: the scheduler (every one the disks offer), read_ahead_kb
+/// and nr_requests of the disks under PATH, and the dirty ratios. A queue
+/// attribute the disks hold different values of is skipped (its
+/// "current" would not be one value), as is a ratio whose `_bytes` twin
+/// is set (writing the ratio would zero the bytes).
+pub fn os_space(o: &OsNow<'_>) -> (Vec<Knob>, Vec<Skipped>) {
+    let mut knobs = Vec::new();
+    let mut skipped = Vec::new();
+    let knob = |name: &str, kind: Kind, cur: String, others: &[String]| {
+        let mut levels = vec![Level {
+            live: cur.clone(),
+            sandbox: cur,
+        }];
+        for v in others {
+            if !levels.iter().any(|l| &l.sandbox == v) {
+                levels.push(Level {
+                    live: v.clone(),
+                    sandbox: v.clone(),
+                });
+            }
+        }
+        Knob {
+            name: name.into(),
+            kind,
+            levels,
+            durability: None,
+        }
+    };
+    if o.devices.is_empty() {
+        skipped.push(Skipped {
+            name: "queue/scheduler, queue/read_ahead_kb, queue/nr_requests".into(),
+            reason: "no disk under PATH has a scheduler to switch".into(),
+        });
+    } else {
+        let names = o
+            .devices
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let one = |vals: Vec<Option<String>>| -> Option<String> {
+            let first = vals.first().cloned().flatten()?;
+            vals.iter()
+                .all(|v| v.as_deref() == Some(first.as_str()))
+                .then_some(first)
+        };
+        let differ = |attr: &str| Skipped {
+            name: format!("queue/{attr}"),
+            reason: format!("the disks under PATH ({names}) hold different values of it"),
+        };
+        // The scheduler first: switching it resets nr_requests.
+        match one(o
+            .devices
+            .iter()
+            .map(|d| Some(d.scheduler.clone()))
+            .collect())
+        {
+            Some(cur) => {
+                let offered: Vec<String> = ["none", "mq-deadline", "kyber", "bfq"]
+                    .iter()
+                    .filter(|s| o.devices.iter().all(|d| d.offered.iter().any(|x| x == *s)))
+                    .map(|s| s.to_string())
+                    .collect();
+                knobs.push(knob("queue/scheduler", Kind::Queue, cur, &offered));
+            }
+            None => skipped.push(differ("scheduler")),
+        }
+        // Then nr_requests (after the scheduler) and read_ahead_kb.
+        let numbers: [(&str, QueueValue, &[&str]); 2] = [
+            ("nr_requests", |d| d.nr_requests, &["32", "64"]),
+            ("read_ahead_kb", |d| d.read_ahead_kb, &["16", "128", "1024"]),
+        ];
+        for (attr, of, others) in numbers {
+            match one(o
+                .devices
+                .iter()
+                .map(|d| of(d).map(|v| v.to_string()))
+                .collect())
+            {
+                Some(cur) => knobs.push(knob(
+                    &format!("queue/{attr}"),
+                    Kind::Queue,
+                    cur,
+                    &others.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                )),
+                None => skipped.push(differ(attr)),
+            }
+        }
+    }
+    for (name, others) in SYSCTL_LEVELS {
+        let twin = name.replace("_ratio", "_bytes");
+        let get = |n: &str| o.sysctls.get(n).cloned().flatten();
+        match (get(name), get(&twin)) {
+            (Some(_), Some(b)) if b != "0" => skipped.push(Skipped {
+                name: name.to_string(),
+                reason: format!("{twin} is set ({b}); writing the ratio would zero it"),
+            }),
+            (Some(cur), _) => knobs.push(knob(
+                name,
+                Kind::Sysctl,
+                cur,
+                &others.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            )),
+            (None, _) => skipped.push(Skipped {
+                name: name.to_string(),
+                reason: "not readable on this host".into(),
+            }),
+        }
+    }
     (knobs, skipped)
 }
 
@@ -413,6 +568,7 @@ mod tests {
     fn samples_are_distinct_and_never_the_current_config() {
         let k = |n: usize| Knob {
             name: "x".into(),
+            kind: Kind::Server,
             levels: (0..n)
                 .map(|i| Level {
                     live: i.to_string(),
@@ -439,5 +595,81 @@ mod tests {
         f.levels.reverse(); // current 1, then 0
         let s = sample(&[f, k(3)], 2, &mut rng);
         assert_eq!(s[0], vec![1, 0]);
+    }
+
+    fn disk(
+        name: &str,
+        sched: &str,
+        offered: &[&str],
+        nr: u32,
+        ra: u32,
+    ) -> crate::sweep::target::Device {
+        crate::sweep::target::Device {
+            name: name.into(),
+            offered: offered.iter().map(|s| s.to_string()).collect(),
+            scheduler: sched.into(),
+            nr_requests: Some(nr),
+            read_ahead_kb: Some(ra),
+            rotational: Some(false),
+            hw_queues: Some(1),
+            kernel_default: "mq-deadline".into(),
+            class_schedulers: vec!["none".into()],
+        }
+    }
+
+    #[test]
+    fn os_knobs_start_from_what_the_disks_and_the_kernel_hold() {
+        let sysctls: BTreeMap<String, Option<String>> = [
+            ("vm.dirty_ratio", Some("20")),
+            ("vm.dirty_bytes", Some("0")),
+            ("vm.dirty_background_ratio", Some("0")),
+            ("vm.dirty_background_bytes", Some("67108864")),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.map(String::from)))
+        .collect();
+        let all = ["none", "mq-deadline", "kyber", "bfq"];
+        let devices = [
+            disk("sda", "mq-deadline", &all, 256, 128),
+            disk(
+                "sdb",
+                "mq-deadline",
+                &["none", "mq-deadline", "kyber"],
+                64,
+                128,
+            ),
+        ];
+        let (knobs, skipped) = os_space(&OsNow {
+            devices: &devices,
+            sysctls: &sysctls,
+        });
+        let names: Vec<&str> = knobs.iter().map(|k| k.name.as_str()).collect();
+        // The scheduler before nr_requests (a switch resets it); the disks
+        // disagree on nr_requests, so it is not searched.
+        assert_eq!(
+            names,
+            ["queue/scheduler", "queue/read_ahead_kb", "vm.dirty_ratio"]
+        );
+        let sched: Vec<&str> = knobs[0].levels.iter().map(|l| l.sandbox.as_str()).collect();
+        // Current first, then what both offer (bfq is sda's only).
+        assert_eq!(sched, ["mq-deadline", "none", "kyber"]);
+        assert_eq!(knobs[0].kind, Kind::Queue);
+        let ra: Vec<&str> = knobs[1].levels.iter().map(|l| l.sandbox.as_str()).collect();
+        assert_eq!(ra, ["128", "16", "1024"]);
+        assert_eq!(knobs[2].kind, Kind::Sysctl);
+        assert!(skipped
+            .iter()
+            .any(|s| s.name == "queue/nr_requests" && s.reason.contains("sda, sdb")));
+        // dirty_background_bytes is set: its ratio is left alone.
+        assert!(skipped
+            .iter()
+            .any(|s| s.name == "vm.dirty_background_ratio" && s.reason.contains("67108864")));
+        // No disk: the queue knobs are skipped with the reason.
+        let (knobs, skipped) = os_space(&OsNow {
+            devices: &[],
+            sysctls: &sysctls,
+        });
+        assert_eq!(knobs.len(), 1);
+        assert!(skipped[0].reason.contains("no disk"));
     }
 }

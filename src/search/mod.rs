@@ -30,7 +30,7 @@ use crate::trial::server::{OltpServer, OltpSettings};
 use crate::trial::trials::Trial;
 use crate::trial::{Arm, Setting};
 use anyhow::{Context, Result};
-use knobs::{Config, Knob, Skipped};
+use knobs::{Config, Kind, Knob, Skipped};
 use rand::SeedableRng;
 use report::{Candidate, Confirmation, Importance, Point, Recommendation, RungRecord, SearchTrial};
 use std::collections::BTreeMap;
@@ -116,6 +116,8 @@ pub struct Prepared {
     live_data: Option<u64>,
     mem_total: Option<u64>,
     devices: Vec<String>,
+    /// The same disks with what they offer and hold at the start.
+    queues: Vec<crate::sweep::target::Device>,
     conn: crate::db::ConnArgs,
     started: Instant,
     notes: Vec<String>,
@@ -208,10 +210,8 @@ fn prepare(host: &Host, a: &crate::tune::cli::TuneArgs) -> Result<Prepared> {
     let scratch = crate::tune::scratch_base(host, &path);
     crate::safety::refuse_near_datadir(host, &scratch, "tune --search's work directory")?;
     let (_, devs) = crate::sweep::target::devices_under(host, &scratch)?;
-    let devices = crate::sweep::target::only(devs, &a.devices, &scratch)?
-        .into_iter()
-        .map(|d| d.name)
-        .collect();
+    let queues = crate::sweep::target::only(devs, &a.devices, &scratch)?;
+    let devices = queues.iter().map(|d| d.name.clone()).collect();
     let mut notes = Vec::new();
     // The live server: its settings are "current" (scaled to the sandbox).
     let mut facts = crate::check::facts::Facts::default();
@@ -280,6 +280,7 @@ fn prepare(host: &Host, a: &crate::tune::cli::TuneArgs) -> Result<Prepared> {
         live_data,
         mem_total,
         devices,
+        queues,
         conn: a.conn.clone(),
         started,
         notes,
@@ -391,35 +392,226 @@ fn try_levels(
     Ok(out)
 }
 
-/// The settings of `config` on the sandbox, in an order the server takes
-/// from any state: innodb_io_capacity_max first raised to `io_top` (so
-/// the capacity may be set), then the capacity, then its max (twice the
-/// capacity, or `current_max` for the current settings).
+/// Try every level of the OS knobs on the host, through the journal (the
+/// disks' nr_requests remembered first: a scheduler switch resets it): a
+/// scheduler the kernel refuses is dropped; an nr_requests level is kept
+/// only when every kept scheduler takes it (a candidate may pair any two);
+/// a read_ahead_kb or sysctl level the kernel adjusts takes the kernel's
+/// value. Returns the kept knobs and nr_requests as each kept scheduler
+/// sets it on switching. The host is left at the current levels.
+fn try_os_levels(
+    guard: &Guard,
+    host: &Host,
+    knobs: Vec<Knob>,
+    devices: &[String],
+    skipped: &mut Vec<Skipped>,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<Knob>, BTreeMap<String, String>)> {
+    use crate::sweep::target::attr;
+    let mut nr_default = BTreeMap::new();
+    if knobs.is_empty() {
+        return Ok((knobs, nr_default));
+    }
+    for d in devices {
+        let nr = attr(d, "nr_requests");
+        if host.read(Path::new(&nr)).is_ok() {
+            guard.apply(host, Box::new(crate::change::SysfsAttr::remember(nr)))?;
+        }
+    }
+    let arm_of = |k: &Knob, v: &str| -> Arm {
+        let settings = match k.kind {
+            Kind::Sysctl => vec![Setting::Sysctl {
+                key: k.name.clone(),
+                value: v.into(),
+            }],
+            _ => devices
+                .iter()
+                .map(|d| Setting::Sysfs {
+                    path: attr(d, k.name.trim_start_matches("queue/")).into(),
+                    value: v.into(),
+                })
+                .collect(),
+        };
+        Arm {
+            label: k.name.clone(),
+            settings,
+        }
+    };
+    // What the first device (or /proc/sys) holds for `k` now.
+    let held = |k: &Knob| -> Option<String> {
+        let p = match k.kind {
+            Kind::Sysctl => Path::new("/proc/sys").join(k.name.replace('.', "/")),
+            _ => PathBuf::from(attr(devices.first()?, k.name.trim_start_matches("queue/"))),
+        };
+        crate::change::sysfs::read_value(host, &p).ok()
+    };
+    let refused = |k: &Knob, v: &str, e: &anyhow::Error| {
+        format!(
+            "{} = {v}: the kernel refuses it ({}); not tried",
+            k.name,
+            crate::error::one_line(e)
+        )
+    };
+    let mut current: Vec<Arm> = Vec::new();
+    let mut schedulers: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for mut k in knobs {
+        let mut keep = vec![k.levels[0].clone()];
+        for l in k.levels.iter().skip(1) {
+            let v = l.sandbox.as_str();
+            let mut ok = true;
+            if k.name == "queue/nr_requests" && !schedulers.is_empty() {
+                // Under every kept scheduler, current first.
+                for s in &schedulers {
+                    let sched = Arm {
+                        label: "scheduler".into(),
+                        settings: devices
+                            .iter()
+                            .map(|d| Setting::Sysfs {
+                                path: attr(d, "scheduler").into(),
+                                value: s.clone(),
+                            })
+                            .collect(),
+                    };
+                    crate::trial::apply_arm(guard, host, &sched)?;
+                    if let Err(e) = crate::trial::apply_arm(guard, host, &arm_of(&k, v)) {
+                        notes.push(format!(
+                            "{} = {v}: the kernel refuses it under {s} ({}); not tried",
+                            k.name,
+                            crate::error::one_line(&e)
+                        ));
+                        ok = false;
+                        break;
+                    }
+                    if held(&k).as_deref() != Some(v) {
+                        notes.push(format!(
+                            "{} = {v}: the kernel sets {} under {s}; not tried",
+                            k.name,
+                            held(&k).unwrap_or_default()
+                        ));
+                        ok = false;
+                        break;
+                    }
+                }
+            } else if let Err(e) = crate::trial::apply_arm(guard, host, &arm_of(&k, v)) {
+                notes.push(refused(&k, v, &e));
+                ok = false;
+            } else if k.name == "queue/scheduler" {
+                if let Some(n) = devices.first().and_then(|d| {
+                    crate::change::sysfs::read_value(host, Path::new(&attr(d, "nr_requests"))).ok()
+                }) {
+                    nr_default.insert(v.to_string(), n);
+                }
+            }
+            if !ok {
+                continue;
+            }
+            let mut l = l.clone();
+            if k.name != "queue/nr_requests" {
+                if let Some(h) = held(&k).filter(|h| h != v) {
+                    notes.push(format!(
+                        "{} = {v}: the kernel sets {h}; tried as that",
+                        k.name
+                    ));
+                    l.live = h.clone();
+                    l.sandbox = h;
+                }
+            }
+            if !keep.iter().any(|x| x.sandbox == l.sandbox) {
+                keep.push(l);
+            }
+        }
+        // Back to the current level (the scheduler's before nr_requests).
+        let back = arm_of(&k, &k.levels[0].sandbox);
+        crate::trial::apply_arm(guard, host, &back)?;
+        if k.name == "queue/scheduler" {
+            schedulers = keep.iter().map(|l| l.sandbox.clone()).collect();
+        }
+        current.push(back);
+        if keep.len() < 2 {
+            skipped.push(Skipped {
+                name: k.name.clone(),
+                reason: "the kernel accepts no other value the search tries".into(),
+            });
+            continue;
+        }
+        k.levels = keep;
+        out.push(k);
+    }
+    // Everything at its current level again, in order.
+    for a in &current {
+        crate::trial::apply_arm(guard, host, a)?;
+    }
+    Ok((out, nr_default))
+}
+
+/// Where the OS knobs are set, and what they fall back to.
+struct Os<'a> {
+    devices: &'a [String],
+    /// nr_requests as each scheduler sets it on switching (read when the
+    /// levels were tried): a candidate that switches the scheduler and
+    /// keeps nr_requests "current" gets the new scheduler's own value.
+    nr_default: &'a BTreeMap<String, String>,
+}
+
+/// The settings of `config`: the server variables on the sandbox, in an
+/// order the server takes from any state (innodb_io_capacity_max first
+/// raised to `io_top`, so the capacity may be set, then the capacity,
+/// then its max: twice the capacity, or `current_max` for the current
+/// settings); then the OS knobs on the host, the scheduler before
+/// nr_requests (a switch resets it).
 fn settings(
     knobs: &[Knob],
     config: &Config,
     ep: &ServerEndpoint,
     io_top: u64,
     current_max: Option<&str>,
+    os: &Os<'_>,
 ) -> Vec<Setting> {
     let set = |name: &str, value: String| Setting::ServerVariable {
         endpoint: ep.clone(),
         name: name.into(),
         value,
     };
+    let sched = knobs
+        .iter()
+        .zip(config)
+        .find(|(k, _)| k.name == "queue/scheduler")
+        .map(|(k, &li)| (li, k.levels[li].sandbox.clone()));
     let mut out = Vec::new();
     for (k, &li) in knobs.iter().zip(config) {
         let v = k.levels[li].sandbox.clone();
-        if k.name == "innodb_io_capacity" {
-            out.push(set("innodb_io_capacity_max", io_top.to_string()));
-            let max = match (li, current_max) {
-                (0, Some(m)) => m.to_string(),
-                _ => (v.parse::<u64>().unwrap_or(200) * 2).to_string(),
-            };
-            out.push(set(&k.name, v));
-            out.push(set("innodb_io_capacity_max", max));
-        } else {
-            out.push(set(&k.name, v));
+        match k.kind {
+            Kind::Queue => {
+                let attr = k.name.trim_start_matches("queue/");
+                let v = match (attr, li, &sched) {
+                    ("nr_requests", 0, Some((si, s))) if *si != 0 => match os.nr_default.get(s) {
+                        Some(d) => d.clone(),
+                        None => continue,
+                    },
+                    _ => v,
+                };
+                for d in os.devices {
+                    out.push(Setting::Sysfs {
+                        path: crate::sweep::target::attr(d, attr).into(),
+                        value: v.clone(),
+                    });
+                }
+            }
+            Kind::Sysctl => out.push(Setting::Sysctl {
+                key: k.name.clone(),
+                value: v,
+            }),
+            Kind::Server if k.name == "innodb_io_capacity" => {
+                out.push(set("innodb_io_capacity_max", io_top.to_string()));
+                let max = match (li, current_max) {
+                    (0, Some(m)) => m.to_string(),
+                    _ => (v.parse::<u64>().unwrap_or(200) * 2).to_string(),
+                };
+                out.push(set(&k.name, v));
+                out.push(set("innodb_io_capacity_max", max));
+            }
+            Kind::Server => out.push(set(&k.name, v)),
         }
     }
     out
@@ -599,7 +791,56 @@ fn search(
             Box::new(ServerVariable::new(ep, "innodb_io_capacity_max", m, false)),
         )?;
     }
-    let knobs = try_levels(guard, host, ep, knobs, &mut skipped, &mut p.notes)?;
+    let mut knobs = try_levels(guard, host, ep, knobs, &mut skipped, &mut p.notes)?;
+    // The OS knobs: the disks under PATH and the dirty ratios.
+    let sysctls: BTreeMap<String, Option<String>> = knobs::SYSCTL_LEVELS
+        .iter()
+        .flat_map(|(n, _)| [n.to_string(), n.replace("_ratio", "_bytes")])
+        .map(|n| {
+            let v = crate::change::sysfs::read_value(
+                host,
+                &Path::new("/proc/sys").join(n.replace('.', "/")),
+            )
+            .ok();
+            (n, v)
+        })
+        .collect();
+    let (os_knobs, os_skipped) = knobs::os_space(&knobs::OsNow {
+        devices: &p.queues,
+        sysctls: &sysctls,
+    });
+    skipped.extend(os_skipped);
+    if !os_knobs.is_empty() {
+        say(
+            deadline,
+            &format!(
+                "[setup] trying every level of {} on {}",
+                os_knobs
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if p.devices.is_empty() {
+                    "this host".to_string()
+                } else {
+                    p.devices.join(", ")
+                }
+            ),
+        );
+    }
+    let (os_knobs, nr_default) = try_os_levels(
+        guard,
+        host,
+        os_knobs,
+        &p.devices,
+        &mut skipped,
+        &mut p.notes,
+    )?;
+    knobs.extend(os_knobs);
+    let os = Os {
+        devices: &p.devices,
+        nr_default: &nr_default,
+    };
     r.knobs = knobs.clone();
     r.skipped = skipped;
     let current_max = sb_vars.get("innodb_io_capacity_max").cloned();
@@ -620,6 +861,7 @@ fn search(
             ep,
             io_top,
             current_max.as_deref(),
+            &os,
         ),
     };
     // Back to the current settings after the tries (the server adjusts
@@ -627,7 +869,7 @@ fn search(
     crate::trial::apply_arm(guard, host, &current)?;
     if knobs.is_empty() {
         r.recommendation = Recommendation::keep(
-            "nothing to search: the server can switch none of the searched variables with SET GLOBAL",
+            "nothing to search: the server can switch none of the searched variables with SET GLOBAL, and the host none of the OS settings",
         );
         return Ok(());
     }
@@ -654,7 +896,7 @@ fn search(
         .enumerate()
         .map(|(i, c)| Arm {
             label: label_of(i),
-            settings: settings(&knobs, c, ep, io_top, current_max.as_deref()),
+            settings: settings(&knobs, c, ep, io_top, current_max.as_deref(), &os),
         })
         .collect();
     r.candidates = configs
@@ -927,7 +1169,7 @@ fn search(
         .map(|c| (c.name.clone(), c.from.clone(), c.to.clone()))
         .collect();
     r.recommendation = if proved {
-        Recommendation::change(&winner, ch, &p.conn, cell.as_ref())
+        Recommendation::change(&winner, ch, &p.conn, cell.as_ref(), &p.path)
     } else {
         let words = cell.as_ref().map_or("no interval".to_string(), |c| {
             format!(

@@ -163,23 +163,33 @@ impl Recommendation {
         }
     }
 
+    /// The changes that proved faster, in live terms. Server variables go
+    /// into the drop-in and `SET GLOBAL`; OS settings (`queue/ATTR` of the
+    /// disks under `path`, sysctls) only into the apply command, which
+    /// persists them as check's own advice is (a udev rule, sysctl.d).
     pub fn change(
         winner: &str,
         changes: Vec<(String, String, String)>,
         conn: &crate::db::ConnArgs,
         cell: Option<&ProveCell>,
+        path: &std::path::Path,
     ) -> Recommendation {
         let changes: Vec<Change> = changes
             .into_iter()
             .map(|(name, from, to)| Change { name, from, to })
             .collect();
-        let mut dropin = String::from(
-            "# innotune tune --search: proved faster than the settings it replaces\n[mysqld]\n",
-        );
-        for c in &changes {
+        let is_os = |c: &&Change| c.name.starts_with("queue/") || c.name.contains('.');
+        let server: Vec<&Change> = changes.iter().filter(|c| !is_os(c)).collect();
+        let mut dropin = String::new();
+        if !server.is_empty() {
+            dropin.push_str(
+                "# innotune tune --search: proved faster than the settings it replaces\n[mysqld]\n",
+            );
+        }
+        for c in &server {
             dropin.push_str(&format!("{} = {}\n", c.name, c.to));
         }
-        let set_global = changes
+        let set_global = server
             .iter()
             .map(|c| {
                 let v = crate::db::parse_size(&c.to)
@@ -188,12 +198,12 @@ impl Recommendation {
                 format!("SET GLOBAL {} = {v};", c.name)
             })
             .collect();
-        let mut w = vec![
-            "innotune".to_string(),
-            "apply".into(),
-            "--only".into(),
-            "server".into(),
-        ];
+        let mut w = vec!["innotune".to_string(), "apply".into()];
+        if changes.iter().any(|c| is_os(&c)) {
+            // The OS settings are the disks' under PATH.
+            w.push(crate::output::shell_quote(&path.display().to_string()));
+        }
+        w.extend(["--only".into(), "server".into()]);
         if let Some(s) = &conn.socket {
             w.push(format!("--socket {}", s.display()));
         }

@@ -257,7 +257,7 @@ fn capture(env: &Env, args: &SlowlogArgs) -> Result<CaptureReport> {
         (Some(a), Some(b)) if b >= a => Some(format!(
             "tail -c +{} {} | head -c {} > window.log",
             a + 1,
-            shell_quote(&log_file.display().to_string()),
+            crate::output::shell_quote(&log_file.display().to_string()),
             b - a
         )),
         _ => None,
@@ -284,16 +284,6 @@ fn capture(env: &Env, args: &SlowlogArgs) -> Result<CaptureReport> {
         variables,
         restored,
     })
-}
-
-fn shell_quote(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
 
 /// Statements (administrator commands left out) and sessions in bytes
@@ -490,9 +480,12 @@ mod tests {
     #[test]
     fn paths_are_quoted_for_the_shell_when_needed() {
         assert_eq!(
-            shell_quote("/var/lib/mysql/h-slow.log"),
+            crate::output::shell_quote("/var/lib/mysql/h-slow.log"),
             "/var/lib/mysql/h-slow.log"
         );
-        assert_eq!(shell_quote("/tmp/a b's.log"), "'/tmp/a b'\\''s.log'");
+        assert_eq!(
+            crate::output::shell_quote("/tmp/a b's.log"),
+            "'/tmp/a b'\\''s.log'"
+        );
     }
 }

@@ -63,10 +63,13 @@ pub struct TuneArgs {
     #[arg(long)]
     pub allow_durability_tradeoffs: bool,
 
-    /// Search the storage-path server variables by experiment instead of
-    /// the phases above: successive halving over short OLTP trials on a
-    /// sandbox built like the live server, the best candidate proved
-    /// against the current settings (default budget 15m, at least 2m).
+    /// Search the storage-path settings by experiment instead of the
+    /// phases above: server variables on a sandbox built like the live
+    /// server, and the OS settings of the disks under PATH (scheduler,
+    /// nr_requests, read_ahead_kb) and the dirty ratios, switched between
+    /// rounds through the journal; successive halving over short OLTP
+    /// trials, the best candidate proved against the current settings
+    /// (default budget 15m, at least 2m).
     /// Report: --format text|json|markdown|html (docs/json-tune.md).
     #[arg(long)]
     pub search: bool,
