@@ -29,6 +29,13 @@ INNOTUNE=${INNOTUNE:-${CARGO_TARGET_DIR:-$HERE/../target}/release/innotune}
 command -v bpftrace >/dev/null || { echo "bpftrace not installed (apt-get install bpftrace)" >&2; exit 2; }
 . "$HERE/lib.sh"
 bench_workdir trace-rate
+# bpftrace finds tracepoints through tracefs; innotune trace mounts it for
+# its own run and unmounts it after. Mounted here for the whole bench (and
+# unmounted on exit) when it is not: innotune then uses the mount it finds.
+if [ ! -d /sys/kernel/tracing/events/block ]; then
+  mount -t tracefs tracefs /sys/kernel/tracing
+  bench_undo "umount /sys/kernel/tracing"
+fi
 bench_ram_ext4 1200
 DEV=${LOOP#/dev/}
 MAJMIN=$(cat "/sys/block/$DEV/dev")

@@ -88,14 +88,7 @@ fn replay(env: &Env, args: &ReplayArgs) -> Result<ReplayReport> {
         let spec = &spec;
         let d = &mut d;
         let (streamed, run) = std::thread::scope(|scope| -> Result<_> {
-            let mut senders = Senders {
-                scope,
-                spec,
-                speed: args.speed,
-                origin: &origin,
-                txs: Vec::new(),
-                handles: Vec::new(),
-            };
+            let mut senders = Senders::new(scope, spec, args.speed, &origin);
             let streamed = {
                 let mut send = |c: usize, s| senders.send(c, s);
                 match source.format {
@@ -118,8 +111,7 @@ fn replay(env: &Env, args: &ReplayArgs) -> Result<ReplayReport> {
                     }
                 }
             };
-            let Senders { txs, handles, .. } = senders;
-            drop(txs);
+            let handles = senders.finish();
             let mut all = ConnRun::default();
             let mut failed = None;
             for h in handles {

@@ -102,7 +102,7 @@ const CR_SERVER_LOST: u16 = 2013;
 /// is counted as an error and opened again.
 pub fn connection(
     spec: &ConnSpec,
-    rx: Receiver<Stmt>,
+    rx: Receiver<Vec<Stmt>>,
     speed: Speed,
     origin: &OnceLock<Instant>,
 ) -> Result<ConnRun> {
@@ -118,7 +118,7 @@ pub fn connection(
     let start = *origin.get_or_init(Instant::now);
     let mut wire = Wire::default();
     let mut db: Option<Arc<str>> = None;
-    for s in rx.iter() {
+    for s in rx.iter().flatten() {
         if let Speed::Factor(f) = speed {
             let due = start + Duration::from_nanos((s.at_ns as f64 / f) as u64);
             let now = Instant::now();
@@ -203,34 +203,111 @@ pub fn connection(
 }
 
 /// Sends statements to connection threads, starting one on first use.
+/// With `--speed max` they go in batches: one channel message (and, when a
+/// connection waits for work or the reader for room, one thread wake-up)
+/// per statement cost more client CPU than the statement's own round trip
+/// (measured: 14–17 µs a statement against the OLTP client's 9 on the
+/// same load, bench/log/2026-11-29.md). Paced replays send each statement
+/// alone: one held in a partial batch could start late.
+///
+/// A batch is sent when its connection holds [`BATCH`] statements, and
+/// then every connection's partial batch goes too, oldest first (by the
+/// log order of its first statement). So when the reader waits for room
+/// on a queue, everything that queue holds was read before anything still
+/// held: as without batches, a statement that waits on a lock (a row
+/// another session's COMMIT releases, which the log holds earlier) never
+/// waits on a statement the reader keeps back.
 pub struct Senders<'scope, 'env> {
-    pub scope: &'scope std::thread::Scope<'scope, 'env>,
-    pub spec: &'env ConnSpec,
-    pub speed: Speed,
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    spec: &'env ConnSpec,
+    speed: Speed,
     /// The round's pacing origin ([`connection`]).
-    pub origin: &'env OnceLock<Instant>,
-    pub txs: Vec<SyncSender<Stmt>>,
-    pub handles: Vec<std::thread::ScopedJoinHandle<'scope, Result<ConnRun>>>,
+    origin: &'env OnceLock<Instant>,
+    txs: Vec<SyncSender<Vec<Stmt>>>,
+    /// Per connection, the batch being filled and the log position of
+    /// its first statement.
+    pending: Vec<(Vec<Stmt>, u64)>,
+    /// Statements handed to [`Senders::send`] so far.
+    seq: u64,
+    handles: Vec<std::thread::ScopedJoinHandle<'scope, Result<ConnRun>>>,
 }
 
 /// Statements queued per connection before the reader waits: bounds memory
 /// (a log larger than memory streams through) while letting a connection
 /// that waits on a lock fall behind the others for a while.
 const QUEUE: usize = 4096;
+/// Statements a batch holds with `--speed max`.
+pub const BATCH: usize = 64;
 
-impl Senders<'_, '_> {
+impl<'scope, 'env> Senders<'scope, 'env> {
+    pub fn new(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        spec: &'env ConnSpec,
+        speed: Speed,
+        origin: &'env OnceLock<Instant>,
+    ) -> Self {
+        Senders {
+            scope,
+            spec,
+            speed,
+            origin,
+            txs: Vec::new(),
+            pending: Vec::new(),
+            seq: 0,
+            handles: Vec::new(),
+        }
+    }
+
+    fn batch(&self) -> usize {
+        match self.speed {
+            Speed::Max => BATCH,
+            Speed::Factor(_) => 1,
+        }
+    }
+
     pub fn send(&mut self, conn: usize, s: Stmt) {
+        let batch = self.batch();
         while self.txs.len() <= conn {
-            let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+            let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE / batch);
             let (spec, speed, origin) = (self.spec, self.speed, self.origin);
             self.handles.push(
                 self.scope
                     .spawn(move || connection(spec, rx, speed, origin)),
             );
             self.txs.push(tx);
+            self.pending.push((Vec::with_capacity(batch), 0));
         }
-        // A connection that failed drains its queue; a send to one that
-        // ended cannot fail otherwise.
-        let _ = self.txs[conn].send(s);
+        let (b, first) = &mut self.pending[conn];
+        if b.is_empty() {
+            *first = self.seq;
+        }
+        b.push(s);
+        self.seq += 1;
+        if b.len() >= batch {
+            self.flush();
+        }
+    }
+
+    /// Send every partial batch, oldest first.
+    fn flush(&mut self) {
+        let mut order: Vec<usize> = (0..self.pending.len())
+            .filter(|&c| !self.pending[c].0.is_empty())
+            .collect();
+        order.sort_by_key(|&c| self.pending[c].1);
+        let cap = self.batch();
+        for c in order {
+            let b = std::mem::replace(&mut self.pending[c].0, Vec::with_capacity(cap));
+            // A connection that failed drains its queue; a send to one
+            // that ended cannot fail otherwise.
+            let _ = self.txs[c].send(b);
+        }
+    }
+
+    /// Send what the batches hold and close the queues: the connections
+    /// end once they ran it. Their results, in connection order.
+    pub fn finish(mut self) -> Vec<std::thread::ScopedJoinHandle<'scope, Result<ConnRun>>> {
+        self.flush();
+        self.txs.clear();
+        self.handles
     }
 }
