@@ -64,7 +64,8 @@ for run in $(seq 1 "$RUNS"); do
   "$INNOTUNE" oltp oltp_read_only prepare --socket "$LIVE/mysql.sock" --user root --tables 2 --table-size 60000 > /dev/null
   mariadb -S "$LIVE/mysql.sock" -uroot -e "ANALYZE TABLE sbtest.sbtest1, sbtest.sbtest2" > /dev/null
   "$INNOTUNE" tune "$WORK/mnt" --search --budget "$BUDGET" --threads 8 --seed "$run" \
-    --socket "$LIVE/mysql.sock" --user root --format json > "$WORK/search.$run.json" 2> "$WORK/search.$run.err"
+    --socket "$LIVE/mysql.sock" --user root --format json > "$WORK/search.$run.json" 2> "$WORK/search.$run.err" \
+    || { tail -5 "$WORK/search.$run.err" >&2; exit 1; }
   S=$(python3 -c 'import json,sys;r=json.load(open(sys.argv[1]))["result"]["recommendation"];print(" ".join(c["name"]+"="+c["to"] for c in r.get("changes",[])))' "$WORK/search.$run.json")
   : > "$WORK/rounds.$run"
   for round in $(seq 1 "$ROUNDS"); do

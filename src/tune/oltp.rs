@@ -52,14 +52,16 @@ const CARRIED: &[&str] = &[
 ];
 
 /// Sizes that scale with the data: the live value × (sandbox data / live
-/// data), with a floor the server accepts. The buffer pool's is MySQL 8's
-/// minimum (5 MiB; MariaDB's is 2 MiB): a higher floor changes the ratio
+/// data), with a floor the server accepts. The buffer pool's is 6 MiB, the
+/// least both take at 16 KiB pages (MariaDB 10.11 refuses to start below
+/// it: "innodb_page_size=16384 requires innodb_buffer_pool_size >= 6 MiB";
+/// MySQL 8's minimum is 5 MiB): a higher floor changes the ratio
 /// of pool to data the sandbox is meant to keep. With 16 MiB, `tune
 /// --quick` (about 9 MiB of rows) gave an 8 MiB live pool under ~40 MiB of
 /// data the same 16 MiB "before" and "after", a pool larger than the data
 /// on both sides, and so nothing to compare (bench/log/2026-11-29.md).
 const SIZED: &[(&str, u64)] = &[
-    ("innodb_buffer_pool_size", 5 << 20),
+    ("innodb_buffer_pool_size", 6 << 20),
     ("innodb_log_file_size", 16 << 20),
     ("innodb_redo_log_capacity", 16 << 20),
 ];
@@ -992,8 +994,8 @@ mod tests {
     #[test]
     fn sizes_scale_with_the_data_and_after_overlays_advice() {
         // 2 × 20,000 rows × 240 B = 9,600,000 B of sandbox data against
-        // 4 GiB live: the 1 GiB pool becomes 2.4 MB, floored at 5 MiB
-        // (MySQL 8's minimum).
+        // 4 GiB live: the 1 GiB pool becomes 2.4 MB, floored at 6 MiB
+        // (the least MariaDB starts with at 16 KiB pages).
         let p = profiles(
             &facts(Some(4 << 30)),
             &[
@@ -1010,7 +1012,7 @@ mod tests {
                 .find(|(k, _)| k == n)
                 .map(|(_, v)| v.clone())
         };
-        assert_eq!(get(&p.before, "innodb_buffer_pool_size").unwrap(), "5M");
+        assert_eq!(get(&p.before, "innodb_buffer_pool_size").unwrap(), "6M");
         assert_eq!(get(&p.before, "innodb_io_capacity").unwrap(), "200");
         assert_eq!(get(&p.after, "innodb_io_capacity").unwrap(), "2000");
         // 8 GiB × 9.6 MB / 4 GiB = 19.2 MB → 19M (whole MiB, rounded up).
