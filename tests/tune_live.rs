@@ -586,6 +586,10 @@ fn planted_small_buffer_pool_is_measured_in_cells() {
     assert_eq!(ro["verdict"], "faster", "{c:#}");
     assert!(ro["ci_low"].as_f64().unwrap() > 1.0, "{ro:#}");
     assert!(cells.iter().all(|x| x["verdict"] != "slower"), "{c:#}");
-    assert_eq!(active("vda"), disk_before, "the disk under the loop was switched");
+    assert_eq!(
+        active("vda"),
+        disk_before,
+        "the disk under the loop was switched"
+    );
     lab.assert_restored();
 }

@@ -92,8 +92,17 @@ impl ServerVariable {
         Ok(r.map(|(_, v)| v))
     }
     fn set(&self, c: &mut mysql::Conn, v: &str, persist: bool) -> Result<()> {
+        use std::time::Duration;
+        const SET_TIMEOUT: Duration = Duration::from_secs(120);
         use mysql::prelude::Queryable;
         let verb = if persist { "PERSIST" } else { "GLOBAL" };
+        // Some SETs wait for the server's work to drain: MariaDB 10.11
+        // resizes its I/O thread pools in the statement, and under a
+        // search's OLTP load `SET GLOBAL innodb_write_io_threads = 4` took
+        // longer than the 10 s every statement gets (bench/search-gain.sh,
+        // 2026-11-29: "Resource temporarily unavailable", the search
+        // ended). Still bounded, as every network wait is.
+        crate::db::set_io_timeout(c, Some(SET_TIMEOUT))?;
         c.query_drop(format!("SET {verb} {} = {}", self.name, literal(v)))
             .with_context(|| format!("SET {verb} {} = {v}", self.name))
     }
