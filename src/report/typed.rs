@@ -292,6 +292,7 @@ mod tests {
             CheckReport::COMMAND,
             SweepReport::COMMAND,
             ProveReport::COMMAND,
+            SearchReport::COMMAND,
             BenchResult::COMMAND,
             OltpReport::COMMAND,
             TuneReport::COMMAND,
