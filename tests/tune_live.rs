@@ -551,8 +551,12 @@ fn planted_small_buffer_pool_is_measured_in_cells() {
     // Every cell of the ladder (2 workloads × 1 thread count) is measured
     // or named as dropped.
     assert_eq!(cells.len() + c["dropped"].as_array().unwrap().len(), 2);
-    // Sequential stopping: a cell the design stopped was stopped in at most
-    // half the rounds of the fixed design, and the round is reported.
+    // Sequential stopping: the round a cell stopped at is reported, and a
+    // large effect (×1.5 or more: the read-write cell, ×2 and up here) is
+    // declared in at most half the rounds of the fixed design. A smaller
+    // one may take longer: on the disk-backed loop the read-only cell
+    // measured ×1.08–1.2 and stopped at rounds 5, 6 and 9 of 10
+    // (2026-11-29), which is the design working, not failing.
     let planned = c["rounds_planned"].as_u64().unwrap();
     for x in cells {
         if let Some(at) = x["stopped_at_round"].as_u64() {
@@ -561,7 +565,7 @@ fn planted_small_buffer_pool_is_measured_in_cells() {
             // smallest p at 4 rounds a side is 2/70 = 0.029, at or near the
             // boundary's spend there (0.032 at round 5), so round 5 is in
             // practice the earliest stop (measured: 5 of 9).
-            if planned >= 8 {
+            if planned >= 8 && x["ratio"].as_f64().unwrap_or(0.0) >= 1.5 {
                 assert!(
                     at <= planned.div_ceil(2),
                     "stopped at {at} of {planned}: {x}"
