@@ -231,7 +231,8 @@ fn sigkill_mid_apply_then_restore() {
 }
 
 /// `tune --search`'s OS recommendation as apply runs it: `--set
-/// queue/ATTR=V` (every disk under PATH with a scheduler) and `--set
+/// DEV/queue/ATTR=V` (that disk under PATH; `queue/ATTR=V`: every one with
+/// a scheduler) and `--set
 /// vm.NAME=V` replace check's advice for those settings, are made true now
 /// and persisted (the udev rule, sysctl.d in the test's etc), and restore
 /// puts all of it back. Bad --set values are one line, nothing applied.
@@ -250,11 +251,15 @@ fn apply_set_queue_attributes_and_sysctls_then_restore() {
     let (ra0, bg0) = (read(&ra), read(bg));
     let ra1 = if ra0 == "64" { "32" } else { "64" };
     let bg1 = if bg0 == "7" { "8" } else { "7" };
+    // The loop device by name (DEV/queue/ATTR, as tune --search writes
+    // it): `queue/ATTR` alone would take the disk under its backing file
+    // too.
+    let vda_ra = read("/sys/block/vda/queue/read_ahead_kb");
     let sets = [
         "--set".to_string(),
-        "queue/scheduler=mq-deadline".into(),
+        format!("{}/queue/scheduler=mq-deadline", lm.loopdev),
         "--set".into(),
-        format!("queue/read_ahead_kb={ra1}"),
+        format!("{}/queue/read_ahead_kb={ra1}", lm.loopdev),
         "--set".into(),
         format!("vm.dirty_background_ratio={bg1}"),
     ];
@@ -267,6 +272,7 @@ fn apply_set_queue_attributes_and_sysctls_then_restore() {
     assert_eq!(lm.scheduler(), "mq-deadline");
     assert_eq!(read(&ra), ra1);
     assert_eq!(read(bg), bg1);
+    assert_eq!(read("/sys/block/vda/queue/read_ahead_kb"), vda_ra);
     let rule = std::fs::read_to_string(root.join("etc/udev/rules.d/99-innotune.rules")).unwrap();
     assert!(
         rule.contains("ATTR{queue/scheduler}=\"mq-deadline\"")
@@ -291,6 +297,10 @@ fn apply_set_queue_attributes_and_sysctls_then_restore() {
         ("queue/scheduler=cfq", "offers"),
         ("queue/nr_requests=many", "whole number"),
         ("queue/rotational=0", "not a queue attribute"),
+        (
+            "nosuch0/queue/scheduler=none",
+            "not a disk with a scheduler",
+        ),
         ("vm.overcommit_memory=1", "not a setting innotune sets"),
     ] {
         let out = apply(state.path(), &root, &lm.mnt, &["--set", bad, "--yes"]);

@@ -28,8 +28,9 @@ pub struct ApplyArgs {
     /// of check's advice for it (what `tune --search` proved): a server
     /// variable (SET GLOBAL now, a line in innotune's [mysqld] drop-in),
     /// `queue/scheduler`, `queue/nr_requests` or `queue/read_ahead_kb` of
-    /// every disk under PATH (sysfs now, the udev rule), or a sysctl such
-    /// as `vm.dirty_ratio` (/proc/sys now, sysctl.d).
+    /// every disk under PATH, or `DEV/queue/ATTR` of one of them (sysfs
+    /// now, the udev rule), or a sysctl such as `vm.dirty_ratio`
+    /// (/proc/sys now, sysctl.d).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
 

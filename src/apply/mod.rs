@@ -187,9 +187,15 @@ fn set_overrides(report: &mut crate::check::report::CheckReport, sets: &[String]
             }
             Ok(())
         };
+        // `queue/ATTR`: every disk under PATH; `DEV/queue/ATTR`: that
+        // one (what tune --search switched, when it was given --device).
+        let queue = name
+            .strip_prefix("queue/")
+            .map(|a| (None, a))
+            .or_else(|| name.split_once("/queue/").map(|(dev, a)| (Some(dev), a)));
         // The settings this --set stands for, and the finding that carries them.
         let (settings, layer, kind, subject, observed): (Vec<Setting>, _, _, String, String) =
-            if let Some(attr) = name.strip_prefix("queue/") {
+            if let Some((only, attr)) = queue {
                 if !["scheduler", "nr_requests", "read_ahead_kb"].contains(&attr) {
                     return Err(Fix::new(
                         format!("--set {name}: not a queue attribute tune --search sets"),
@@ -201,8 +207,18 @@ fn set_overrides(report: &mut crate::check::report::CheckReport, sets: &[String]
                     .facts
                     .devices
                     .iter()
-                    .filter(|d| d.is_scheduled_disk())
+                    .filter(|d| d.is_scheduled_disk() && only.map_or(true, |o| o == d.name))
                     .collect();
+                if let (Some(dev), true) = (only, disks.is_empty()) {
+                    return Err(Fix::new(
+                        format!(
+                            "--set {name}: {dev} is not a disk with a scheduler under {}",
+                            report.path
+                        ),
+                        "name a disk under PATH (or write queue/ATTR for all of them)",
+                    )
+                    .into());
+                }
                 if disks.is_empty() {
                     return Err(Fix::new(
                         format!(

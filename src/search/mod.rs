@@ -521,7 +521,25 @@ fn try_os_levels(
                 keep.push(l);
             }
         }
-        // Back to the current level (the scheduler's before nr_requests).
+        // Back to the current level. nr_requests was last tried under
+        // another scheduler, which may not take the current value (none
+        // allows no more than the queue's tags): the current scheduler
+        // first.
+        if k.name == "queue/nr_requests" {
+            if let Some(s) = schedulers.first() {
+                crate::trial::apply_arm(
+                    guard,
+                    host,
+                    &arm_of(
+                        &Knob {
+                            name: "queue/scheduler".into(),
+                            ..k.clone()
+                        },
+                        s,
+                    ),
+                )?;
+            }
+        }
         let back = arm_of(&k, &k.levels[0].sandbox);
         crate::trial::apply_arm(guard, host, &back)?;
         if k.name == "queue/scheduler" {
@@ -1169,7 +1187,7 @@ fn search(
         .map(|c| (c.name.clone(), c.from.clone(), c.to.clone()))
         .collect();
     r.recommendation = if proved {
-        Recommendation::change(&winner, ch, &p.conn, cell.as_ref(), &p.path)
+        Recommendation::change(&winner, ch, &p.conn, cell.as_ref(), &p.path, &p.devices)
     } else {
         let words = cell.as_ref().map_or("no interval".to_string(), |c| {
             format!(

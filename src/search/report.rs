@@ -173,6 +173,7 @@ impl Recommendation {
         conn: &crate::db::ConnArgs,
         cell: Option<&ProveCell>,
         path: &std::path::Path,
+        devices: &[String],
     ) -> Recommendation {
         let changes: Vec<Change> = changes
             .into_iter()
@@ -217,7 +218,17 @@ impl Recommendation {
             w.push(format!("--user {u}"));
         }
         for c in &changes {
-            w.push(format!("--set {}={}", c.name, c.to));
+            match c.name.strip_prefix("queue/") {
+                // The disks the search switched, by name: apply's
+                // `queue/ATTR` alone would take every disk under PATH,
+                // the one under a loop device's file too.
+                Some(attr) => {
+                    for d in devices {
+                        w.push(format!("--set {d}/queue/{attr}={}", c.to));
+                    }
+                }
+                None => w.push(format!("--set {}={}", c.name, c.to)),
+            }
         }
         w.push("--yes".into());
         let (ratio, lo, hi, level) = cell.map_or((None, None, None, 0.95), |c| {
@@ -587,5 +598,52 @@ impl crate::export::Report for SearchReport {
             d.paragraph(format!("To make it so: {}", rec.apply_command));
         }
         d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A winner with a server variable and an OS setting: the drop-in and
+    /// SET GLOBAL hold the variable only; the apply command names PATH
+    /// and each disk the search switched.
+    #[test]
+    fn os_changes_go_to_apply_by_disk_and_not_into_the_drop_in() {
+        let conn = crate::db::ConnArgs {
+            socket: Some("/run/mysqld/mysqld.sock".into()),
+            ..Default::default()
+        };
+        let r = Recommendation::change(
+            "c01",
+            vec![
+                ("innodb_io_capacity".into(), "200".into(), "1000".into()),
+                (
+                    "queue/scheduler".into(),
+                    "mq-deadline".into(),
+                    "none".into(),
+                ),
+                ("vm.dirty_ratio".into(), "20".into(), "10".into()),
+            ],
+            &conn,
+            None,
+            std::path::Path::new("/srv/my db"),
+            &["loop0".to_string(), "loop1".to_string()],
+        );
+        assert!(!r.keep);
+        assert_eq!(
+            r.dropin
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .collect::<Vec<_>>(),
+            ["[mysqld]", "innodb_io_capacity = 1000"]
+        );
+        assert_eq!(r.set_global, ["SET GLOBAL innodb_io_capacity = 1000;"]);
+        assert_eq!(
+            r.apply_command,
+            "innotune apply '/srv/my db' --only server --socket /run/mysqld/mysqld.sock \
+             --set innodb_io_capacity=1000 --set loop0/queue/scheduler=none \
+             --set loop1/queue/scheduler=none --set vm.dirty_ratio=10 --yes"
+        );
     }
 }
