@@ -66,9 +66,13 @@ pub const SYSCTLS: &[&str] = &[
 /// add it here. `tune --search` also switches (on its sandbox only) the
 /// storage-path variables it searches: flush neighbours, LRU scan depth,
 /// the adaptive hash index, change buffering, and with
-/// `--allow-durability-tradeoffs` innodb_flush_log_at_trx_commit.
+/// `--allow-durability-tradeoffs` innodb_flush_log_at_trx_commit; and
+/// before it restarts its sandbox for a restart knob, the buffer pool's
+/// dump at shutdown (`innodb_buffer_pool_dump_at_shutdown`, `_pct`).
 pub const SERVER_VARIABLES: &[&str] = &[
     "innodb_adaptive_hash_index",
+    "innodb_buffer_pool_dump_at_shutdown",
+    "innodb_buffer_pool_dump_pct",
     "innodb_buffer_pool_size",
     "innodb_change_buffering",
     "innodb_file_per_table",

@@ -55,11 +55,49 @@ pub fn cost(n: usize) -> usize {
     rungs(n).iter().map(Rung::trials).sum()
 }
 
+/// Rounds all of [`rungs`]`(n)` take.
+pub fn rounds(n: usize) -> u32 {
+    rungs(n).iter().map(|r| r.rounds).sum()
+}
+
 /// The most first candidates (at most `grid` and [`MAX_CANDIDATES`])
 /// whose rungs fit in `trials`; None when not even two fit.
 pub fn fit(trials: usize, grid: usize) -> Option<usize> {
+    fit_time(trials as f64, 1.0, 0.0, grid)
+}
+
+/// As [`fit`], in seconds: each trial takes `per_trial`, and each round
+/// `per_round` more (the sandbox's restarts between the groups of
+/// candidates that share their restart knobs' levels).
+pub fn fit_time(secs: f64, per_trial: f64, per_round: f64, grid: usize) -> Option<usize> {
     let top = grid.min(MAX_CANDIDATES);
-    (2..=top).rev().find(|&n| cost(n) <= trials)
+    (2..=top)
+        .rev()
+        .find(|&n| cost(n) as f64 * per_trial + f64::from(rounds(n)) * per_round <= secs)
+}
+
+/// The order of one round's arms (`keys[i]`: arm i's restart levels),
+/// given a random order of the arms: arms sharing their restart levels
+/// run together, so the sandbox restarts once per group and not once per
+/// arm; the groups keep the order their first arms had in the random
+/// order, except that the group of the levels the sandbox runs with
+/// (`running`) goes first (one restart fewer). Within a group, the random
+/// order stands.
+pub fn batched<K: PartialEq>(keys: &[K], random: &[usize], running: &K) -> Vec<usize> {
+    let mut groups: Vec<&K> = Vec::new();
+    for &i in random {
+        if !groups.contains(&&keys[i]) {
+            groups.push(&keys[i]);
+        }
+    }
+    if let Some(at) = groups.iter().position(|k| *k == running) {
+        let k = groups.remove(at);
+        groups.insert(0, k);
+    }
+    groups
+        .iter()
+        .flat_map(|g| random.iter().copied().filter(|&i| &keys[i] == *g))
+        .collect()
 }
 
 /// Median of the per-round ratios candidate / current (rounds in which
@@ -115,6 +153,31 @@ mod tests {
         assert_eq!(fit(30, 100), Some(7));
         assert_eq!(fit(2, 100), None);
         assert_eq!(fit(1000, 5), Some(5));
+        // rungs(8): 31 trials in 7 rounds; rungs(7): 30 in 7.
+        assert_eq!(rounds(8), 7);
+        assert_eq!(fit_time(31.0 * 3.0 + 7.0 * 10.0, 3.0, 10.0, 100), Some(8));
+        assert_eq!(
+            fit_time(31.0 * 3.0 + 7.0 * 10.0 - 1.0, 3.0, 10.0, 100),
+            Some(7)
+        );
+    }
+
+    #[test]
+    fn batched_rounds_restart_once_per_group_running_group_first() {
+        // Arms 0..6; restart levels a/b/c; random order 4 1 5 0 3 2.
+        let keys = ["a", "b", "a", "c", "b", "a"];
+        let random = [4, 1, 5, 0, 3, 2];
+        let order = batched(&keys, &random, &"a");
+        assert_eq!(order, vec![5, 0, 2, 4, 1, 3]);
+        let switches = order
+            .windows(2)
+            .filter(|w| keys[w[0]] != keys[w[1]])
+            .count();
+        assert_eq!(switches, 2, "one restart per group change");
+        // Running levels none of the arms have: the random group order.
+        assert_eq!(batched(&keys, &random, &"z"), vec![4, 1, 5, 0, 2, 3]);
+        // One group: the random order itself.
+        assert_eq!(batched(&["a"; 3], &[2, 0, 1], &"a"), vec![2, 0, 1]);
     }
 
     #[test]

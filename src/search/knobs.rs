@@ -1,10 +1,12 @@
 //! The search space: the storage-path server variables `tune --search`
 //! tries, each with a few levels (the current value first), in the live
 //! server's terms (what a drop-in would say) and in the sandbox's (sizes
-//! scaled by sandbox data / live data, as tune's "before" is built). Only
-//! variables the server can switch with `SET GLOBAL` are searched; the
-//! ones that need a restart and the ones the version lacks are listed as
-//! skipped, with the reason. The OS settings of the storage path (the
+//! scaled by sandbox data / live data, as tune's "before" is built).
+//! Variables the server switches with `SET GLOBAL` are set between
+//! trials; the ones it reads only at start (`innodb_flush_method`, and any
+//! the version refuses to SET) are restart knobs: the sandbox restarts
+//! with them, batched so that trials sharing their levels run together.
+//! The ones the version lacks are listed as skipped, with the reason. The OS settings of the storage path (the
 //! queue attributes of the disks under PATH, the dirty ratios) are knobs
 //! too ([`os_space`]): switched through sysfs and /proc/sys between
 //! rounds, journaled, as sweep switches schedulers.
@@ -34,6 +36,9 @@ pub enum Kind {
     Queue,
     /// A sysctl (named as sysctl names it, `vm.dirty_ratio`): host-wide.
     Sysctl,
+    /// A server variable read only at start: the sandbox restarts with it
+    /// in its my.cnf.
+    Restart,
 }
 
 impl Kind {
@@ -63,12 +68,23 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// Variables that need a server restart on every MariaDB and MySQL: a
-/// search that switches settings between rounds with `SET GLOBAL` leaves
-/// them out (docs/json-tune.md, "tune --search"). The ones whose answer
-/// depends on the version (innodb_log_buffer_size, the I/O thread counts)
-/// are tried, and skipped where the server refuses the SET.
-pub const RESTART_ONLY: &[&str] = &["innodb_flush_method"];
+/// Variables that need a server restart on every MariaDB and MySQL, with
+/// the levels the search tries besides the current one: searched by
+/// restarting the sandbox (docs/json-tune.md, "tune --search"). The ones
+/// whose answer depends on the version (innodb_log_buffer_size, the I/O
+/// thread counts) are tried with `SET GLOBAL` first and become restart
+/// knobs where the server refuses it as read-only. `O_DIRECT_NO_FSYNC`,
+/// `nosync` and `littlesync` are left out: the first skips the fsync some
+/// filesystems need after O_DIRECT writes, the others are for testing.
+pub const RESTART_LEVELS: &[(&str, &[&str])] = &[("innodb_flush_method", &["O_DIRECT", "fsync"])];
+
+/// Variables tried with `SET GLOBAL` that become restart knobs where the
+/// version refuses it as read-only (MySQL's I/O thread counts): their
+/// levels are valid with any other knob's. `innodb_log_buffer_size`
+/// (read-only on MariaDB) is not among them: the server refuses a log
+/// buffer larger than the redo log, and the search varies the redo log,
+/// so some candidates would not start.
+pub const RESTART_IF_READ_ONLY: &[&str] = &["innodb_read_io_threads", "innodb_write_io_threads"];
 
 /// What [`space`] needs to know.
 pub struct Inputs<'a> {
@@ -239,16 +255,15 @@ pub fn space(i: &Inputs<'_>) -> (Vec<Knob>, Vec<Skipped>) {
                 .into(),
         });
     }
-    for n in RESTART_ONLY {
-        skipped.push(Skipped {
-            name: n.to_string(),
-            reason: if has(n) {
-                "needs a server restart; the search switches settings with SET GLOBAL between rounds"
-                    .into()
-            } else {
-                "this server version has no such variable".into()
-            },
-        });
+    for (n, others) in RESTART_LEVELS {
+        if has(n) {
+            knobs.push(Knob {
+                kind: Kind::Restart,
+                ..plain(n, others)
+            });
+        } else {
+            skipped.push(lacks(n));
+        }
     }
     (knobs, skipped)
 }
@@ -559,9 +574,16 @@ mod tests {
             .find(|k| k.name == "innodb_flush_log_at_trx_commit")
             .unwrap();
         assert!(f.durability.as_deref().unwrap().contains("crash"));
-        assert!(skipped
+        // Read only at start: a restart knob, current first, never
+        // O_DIRECT_NO_FSYNC.
+        let m = knobs
             .iter()
-            .any(|s| s.name == "innodb_flush_method" && s.reason.contains("restart")));
+            .find(|k| k.name == "innodb_flush_method")
+            .unwrap();
+        assert_eq!(m.kind, Kind::Restart);
+        let lv: Vec<&str> = m.levels.iter().map(|l| l.sandbox.as_str()).collect();
+        assert_eq!(lv, ["O_DIRECT", "fsync"]);
+        assert!(!skipped.iter().any(|s| s.name == "innodb_flush_method"));
     }
 
     #[test]

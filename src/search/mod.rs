@@ -1,8 +1,10 @@
 //! `innotune tune --search`: find the storage configuration of the server
 //! by experiment. On one throwaway server built like tune's "before" (the
 //! live server's InnoDB settings, sizes scaled to the sandbox's data), the
-//! storage-path variables the version can switch with `SET GLOBAL`
-//! ([`knobs`]) are searched by successive halving ([`halving`]) over short
+//! storage-path variables ([`knobs`]: switched with `SET GLOBAL`, or for
+//! the ones read only at start by restarting the sandbox, batched so that
+//! trials sharing their levels run together) and the OS settings under
+//! PATH are searched by successive halving ([`halving`]) over short
 //! OLTP trials interleaved with the current settings; the best candidate
 //! is then proved against the current settings as `prove` proves a change
 //! (fresh interleaved rounds, ratio with its exact interval, sequential
@@ -303,6 +305,7 @@ const SEARCHED_LIVE: &[&str] = &[
     "innodb_write_io_threads",
     "innodb_flush_log_at_trx_commit",
     "sync_binlog",
+    "innodb_flush_method",
 ];
 
 /// A progress line on stderr (always: a search is long, and its logs
@@ -326,8 +329,10 @@ fn variables(srv: &OltpServer) -> Result<BTreeMap<String, String>> {
 }
 
 /// Try every level of every knob on the sandbox (SET GLOBAL through the
-/// journal, read back, put back): a knob that needs a restart on this
-/// version moves to `skipped`; a level the server rejects is dropped; a
+/// journal, read back, put back): a knob the server refuses to SET as
+/// read-only becomes a restart knob when it is one of
+/// [`knobs::RESTART_IF_READ_ONLY`] (returned second, its levels tried by
+/// [`try_restart_levels`]), else it is skipped; a level the server rejects is dropped; a
 /// level it adjusts takes the server's value.
 fn try_levels(
     guard: &Guard,
@@ -336,8 +341,9 @@ fn try_levels(
     knobs: Vec<Knob>,
     skipped: &mut Vec<Skipped>,
     notes: &mut Vec<String>,
-) -> Result<Vec<Knob>> {
+) -> Result<(Vec<Knob>, Vec<Knob>)> {
     let mut out = Vec::new();
+    let mut at_start = Vec::new();
     'knob: for mut k in knobs {
         let mut keep = vec![k.levels[0].clone()];
         for l in k.levels.iter().skip(1) {
@@ -345,10 +351,15 @@ fn try_levels(
             let id = match guard.apply(host, Box::new(sv)) {
                 Ok(id) => id,
                 Err(e) if crate::prove::is_read_only_error(&e) => {
-                    skipped.push(Skipped {
-                        name: k.name.clone(),
-                        reason: "needs a server restart on this version; the search switches settings with SET GLOBAL".into(),
-                    });
+                    if knobs::RESTART_IF_READ_ONLY.contains(&k.name.as_str()) {
+                        k.kind = Kind::Restart;
+                        at_start.push(k);
+                    } else {
+                        skipped.push(Skipped {
+                            name: k.name.clone(),
+                            reason: "read only at start on this version, and not restarted for: its levels are bounded by the redo log sizes the search tries (the server refuses a log buffer larger than the redo log)".into(),
+                        });
+                    }
                     continue 'knob;
                 }
                 Err(e) => {
@@ -389,6 +400,128 @@ fn try_levels(
         k.levels = keep;
         out.push(k);
     }
+    Ok((out, at_start))
+}
+
+/// The sandbox's restart knobs as it runs now, and what its restarts
+/// took.
+struct Restarts {
+    /// (name, value) of every restart knob the server runs with; empty
+    /// after a failed start.
+    running: Vec<(String, String)>,
+    /// Set at every restart as well: the buffer pool dumped at shutdown
+    /// (all of it) and loaded at start, so trials after a restart start
+    /// warm.
+    extra: Vec<(String, String)>,
+    count: u32,
+    seconds: f64,
+}
+
+impl Restarts {
+    /// Restart the sandbox with `want` unless it runs with it.
+    fn to(&mut self, guard: &Guard, srv: &mut OltpServer, want: &[(String, String)]) -> Result<()> {
+        if self.running == want && srv.is_up() {
+            return Ok(());
+        }
+        let t = Instant::now();
+        let vars: Vec<(String, String)> = self.extra.iter().chain(want).cloned().collect();
+        self.running.clear();
+        let r = srv.restart(guard, &vars);
+        self.count += 1;
+        self.seconds += t.elapsed().as_secs_f64();
+        r?;
+        self.running = want.to_vec();
+        Ok(())
+    }
+
+    /// Seconds one restart takes (0 before any).
+    fn each(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.seconds / f64::from(self.count)
+        }
+    }
+}
+
+/// The restart knobs' values in `config`, in knob order.
+fn restart_vars(knobs: &[Knob], config: &Config) -> Vec<(String, String)> {
+    knobs
+        .iter()
+        .zip(config)
+        .filter(|(k, _)| k.kind == Kind::Restart)
+        .map(|(k, &li)| (k.name.clone(), k.levels[li].sandbox.clone()))
+        .collect()
+}
+
+/// Try every level of the restart knobs by restarting the sandbox with
+/// it (through the journal, as it was started) and reading it back: a
+/// level the server does not start with is dropped (the sandbox then
+/// restarts with the current levels), one it adjusts takes the server's
+/// value. The sandbox is left running with the current levels.
+fn try_restart_levels(
+    guard: &Guard,
+    srv: &mut OltpServer,
+    knobs: Vec<Knob>,
+    restarts: &mut Restarts,
+    skipped: &mut Vec<Skipped>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Knob>> {
+    if knobs.is_empty() {
+        return Ok(knobs);
+    }
+    let base: Vec<(String, String)> = knobs
+        .iter()
+        .map(|k| (k.name.clone(), k.levels[0].sandbox.clone()))
+        .collect();
+    restarts.running = base.clone();
+    let mut out = Vec::new();
+    for (ki, mut k) in knobs.into_iter().enumerate() {
+        let mut keep = vec![k.levels[0].clone()];
+        for l in k.levels.iter().skip(1) {
+            let mut want = base.clone();
+            want[ki].1 = l.sandbox.clone();
+            if let Err(e) = restarts.to(guard, srv, &want) {
+                notes.push(format!(
+                    "{} = {}: the server does not start with it ({}); not tried",
+                    k.name,
+                    l.sandbox,
+                    crate::error::one_line(&e)
+                ));
+                continue;
+            }
+            let held = variables(srv)?.get(&k.name).cloned().unwrap_or_default();
+            let mut l = l.clone();
+            if !ServerVariable::same(&held, &l.sandbox) {
+                notes.push(format!(
+                    "{} = {}: the server sets {held}; tried as that",
+                    k.name, l.sandbox
+                ));
+                l.sandbox = held;
+            }
+            if !keep
+                .iter()
+                .any(|x| ServerVariable::same(&x.sandbox, &l.sandbox))
+            {
+                keep.push(l);
+            }
+        }
+        if keep.len() < 2 {
+            skipped.push(Skipped {
+                name: k.name.clone(),
+                reason: "the server starts with no other value the search tries".into(),
+            });
+            continue;
+        }
+        k.levels = keep;
+        out.push(k);
+    }
+    restarts.to(guard, srv, &base)?;
+    // The knobs dropped above stay at their current values.
+    restarts.running = out
+        .iter()
+        .map(|k| (k.name.clone(), k.levels[0].sandbox.clone()))
+        .collect();
     Ok(out)
 }
 
@@ -630,6 +763,8 @@ fn settings(
                 out.push(set("innodb_io_capacity_max", max));
             }
             Kind::Server => out.push(set(&k.name, v)),
+            // In the sandbox's my.cnf, by a restart ([`Restarts`]).
+            Kind::Restart => {}
         }
     }
     out
@@ -696,7 +831,7 @@ fn run(host: &Host, guard: &Guard, env: &Env, mut p: Prepared) -> Result<SearchR
             p.rows
         ),
     );
-    let srv = OltpServer::start(plan, guard)?;
+    let mut srv = OltpServer::start(plan, guard)?;
     let setup_s = p.started.elapsed().as_secs_f64();
     let mut report = SearchReport::new(&p, &wname, setup_s);
     let measured = search(
@@ -704,7 +839,7 @@ fn run(host: &Host, guard: &Guard, env: &Env, mut p: Prepared) -> Result<SearchR
         guard,
         env,
         &mut p,
-        &srv,
+        &mut srv,
         &ep,
         &wname,
         deadline,
@@ -771,11 +906,47 @@ fn search(
     guard: &Guard,
     env: &Env,
     p: &mut Prepared,
-    srv: &OltpServer,
+    srv: &mut OltpServer,
     ep: &ServerEndpoint,
     wname: &str,
     deadline: Instant,
     r: &mut SearchReport,
+) -> Result<()> {
+    let mut restarts = Restarts {
+        running: Vec::new(),
+        extra: Vec::new(),
+        count: 0,
+        seconds: 0.0,
+    };
+    let out = search_with(
+        host,
+        guard,
+        env,
+        p,
+        srv,
+        ep,
+        wname,
+        deadline,
+        r,
+        &mut restarts,
+    );
+    r.restarts = restarts.count;
+    r.restart_s = restarts.seconds;
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn search_with(
+    host: &Host,
+    guard: &Guard,
+    env: &Env,
+    p: &mut Prepared,
+    srv: &mut OltpServer,
+    ep: &ServerEndpoint,
+    wname: &str,
+    deadline: Instant,
+    r: &mut SearchReport,
+    restarts: &mut Restarts,
 ) -> Result<()> {
     use rand::seq::SliceRandom;
     let t0 = p.started;
@@ -809,7 +980,42 @@ fn search(
             Box::new(ServerVariable::new(ep, "innodb_io_capacity_max", m, false)),
         )?;
     }
-    let mut knobs = try_levels(guard, host, ep, knobs, &mut skipped, &mut p.notes)?;
+    let (at_start, dynamic): (Vec<Knob>, Vec<Knob>) =
+        knobs.into_iter().partition(|k| k.kind == Kind::Restart);
+    let (mut knobs, refused) = try_levels(guard, host, ep, dynamic, &mut skipped, &mut p.notes)?;
+    let at_start: Vec<Knob> = at_start.into_iter().chain(refused).collect();
+    if !at_start.is_empty() {
+        say(
+            deadline,
+            &format!(
+                "[setup] restarting the sandbox to try every level of {} (read only at start)",
+                at_start
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+        // Every restart dumps the whole pool at shutdown and loads it at
+        // start, so a trial after one starts warm: the first shutdown's
+        // settings through the journal, every later start's in my.cnf.
+        for (n, v) in [
+            ("innodb_buffer_pool_dump_pct", "100"),
+            ("innodb_buffer_pool_dump_at_shutdown", "ON"),
+        ] {
+            if sb_vars.contains_key(n) {
+                guard.apply(host, Box::new(ServerVariable::new(ep, n, v, false)))?;
+                restarts.extra.push((n.into(), v.into()));
+            }
+        }
+        if sb_vars.contains_key("innodb_buffer_pool_load_at_startup") {
+            restarts
+                .extra
+                .push(("innodb_buffer_pool_load_at_startup".into(), "ON".into()));
+        }
+    }
+    let at_start = try_restart_levels(guard, srv, at_start, restarts, &mut skipped, &mut p.notes)?;
+    knobs.extend(at_start);
     // The OS knobs: the disks under PATH and the dirty ratios.
     let sysctls: BTreeMap<String, Option<String>> = knobs::SYSCTL_LEVELS
         .iter()
@@ -894,9 +1100,24 @@ fn search(
     let per_trial = p.trial + p.warmup + OVERHEAD;
     let grid: usize = knobs.iter().map(|k| k.levels.len()).product::<usize>() - 1;
     let left = deadline.saturating_duration_since(Instant::now());
-    let confirm = per_trial * 2 * CONFIRM_PLAN;
-    let fits = left.saturating_sub(confirm + RESERVE).as_secs_f64() / per_trial.as_secs_f64();
-    let Some(n0) = halving::fit(fits as usize, grid) else {
+    // Restarts: at most one per group of restart levels but the running
+    // one in a search round, and one per proof round when the winner's
+    // levels differ from current's.
+    let groups: u32 = knobs
+        .iter()
+        .filter(|k| k.kind == Kind::Restart)
+        .map(|k| k.levels.len() as u32)
+        .product();
+    let restart = Duration::from_secs_f64(restarts.each());
+    let per_round = restart * groups.saturating_sub(1);
+    let confirm =
+        (per_trial * 2 + if groups > 1 { restart } else { Duration::ZERO }) * CONFIRM_PLAN;
+    let Some(n0) = halving::fit_time(
+        left.saturating_sub(confirm + RESERVE).as_secs_f64(),
+        per_trial.as_secs_f64(),
+        per_round.as_secs_f64(),
+        grid,
+    ) else {
         r.recommendation = Recommendation::keep(&format!(
             "the budget ran out before the search: {} s were left after the sandbox started, and two candidates with their proof need {} s",
             left.as_secs(),
@@ -917,6 +1138,9 @@ fn search(
             settings: settings(&knobs, c, ep, io_top, current_max.as_deref(), &os),
         })
         .collect();
+    let current_rv = restart_vars(&knobs, &vec![0; knobs.len()]);
+    let arm_rv: Vec<Vec<(String, String)>> =
+        configs.iter().map(|c| restart_vars(&knobs, c)).collect();
     r.candidates = configs
         .iter()
         .enumerate()
@@ -950,7 +1174,7 @@ fn search(
         };
         for _ in 0..rung.rounds {
             // Time for this round and the proof?
-            let round_cost = per_trial * (alive.len() as u32 + 1);
+            let round_cost = per_trial * (alive.len() as u32 + 1) + per_round;
             if Instant::now() + round_cost + confirm + RESERVE > deadline && rec.rounds > 0 {
                 p.notes.push(format!(
                     "rung {} stopped after {} of {} rounds: the budget left only the proof's time",
@@ -961,12 +1185,20 @@ fn search(
                 r.rungs.push(rec);
                 break 'rungs;
             }
-            let mut order: Vec<&Arm> = std::iter::once(&current)
-                .chain(arms.iter().filter(|a| alive.contains(&a.label)))
-                .collect();
-            order.shuffle(&mut rng);
+            let pool: Vec<(&Arm, &Vec<(String, String)>)> =
+                std::iter::once((&current, &current_rv))
+                    .chain(
+                        arms.iter()
+                            .zip(&arm_rv)
+                            .filter(|(a, _)| alive.contains(&a.label)),
+                    )
+                    .collect();
+            let mut random: Vec<usize> = (0..pool.len()).collect();
+            random.shuffle(&mut rng);
+            let keys: Vec<&Vec<(String, String)>> = pool.iter().map(|x| x.1).collect();
+            let order = halving::batched(&keys, &random, &&restarts.running);
             let mut got: BTreeMap<String, f64> = BTreeMap::new();
-            for arm in order {
+            for (arm, rv) in order.into_iter().map(|i| pool[i]) {
                 if env.stop.requested() {
                     r.interrupted = Some(signal_name(env));
                     r.rungs.push(rec);
@@ -993,6 +1225,7 @@ fn search(
                             ))
                     ),
                 );
+                restarts.to(guard, srv, rv)?;
                 let t = one_trial(host, guard, srv, p, wname, arm, rng.gen_seed())?;
                 got.insert(arm.label.clone(), tps(&t));
                 r.trials.push(SearchTrial::new(
@@ -1101,14 +1334,25 @@ fn search(
     let left = deadline
         .saturating_duration_since(Instant::now())
         .saturating_sub(RESERVE);
+    // With other restart levels than current's, a restart per round: the
+    // round starts with the levels the sandbox runs with (so the order
+    // alternates, current–winner then winner–current), and each trial
+    // after a restart starts from a reloaded pool.
+    let pair_rv = [current_rv.clone(), arm_rv[wi].clone()];
+    let per_proof_round = per_trial * 2
+        + if pair_rv[0] != pair_rv[1] {
+            restart
+        } else {
+            Duration::ZERO
+        };
     let rounds =
-        ((left.as_secs_f64() / (per_trial * 2).as_secs_f64()) as u32).min(MAX_CONFIRM_ROUNDS);
+        ((left.as_secs_f64() / per_proof_round.as_secs_f64()) as u32).min(MAX_CONFIRM_ROUNDS);
     if rounds < crate::prove::MIN_ROUNDS {
         r.recommendation = Recommendation::keep(&format!(
             "not proved: {} s were left for the proof, and {} rounds need {} s; the search's best, {winner}, measured ×{} (search trials, not a proof)",
             left.as_secs(),
             crate::prove::MIN_ROUNDS,
-            (per_trial * 2 * crate::prove::MIN_ROUNDS).as_secs(),
+            (per_proof_round * crate::prove::MIN_ROUNDS).as_secs(),
             r.candidates[wi].interval_words()
         ));
         return Ok(());
@@ -1119,13 +1363,15 @@ fn search(
     let mut trials: Vec<Trial> = Vec::new();
     let mut rounds_run = 0;
     for round in 0..rounds {
-        let mut order: Vec<&Arm> = pair.iter().collect();
-        order.shuffle(&mut rng);
-        for arm in order {
+        let mut random = vec![0, 1];
+        random.shuffle(&mut rng);
+        let order = halving::batched(&pair_rv, &random, &restarts.running);
+        for (arm, rv) in order.into_iter().map(|i| (&pair[i], &pair_rv[i])) {
             if env.stop.requested() {
                 r.interrupted = Some(signal_name(env));
                 break;
             }
+            restarts.to(guard, srv, rv)?;
             say(
                 deadline,
                 &format!(
@@ -1187,7 +1433,20 @@ fn search(
         .map(|c| (c.name.clone(), c.from.clone(), c.to.clone()))
         .collect();
     r.recommendation = if proved {
-        Recommendation::change(&winner, ch, &p.conn, cell.as_ref(), &p.path, &p.devices)
+        let at_start: Vec<String> = knobs
+            .iter()
+            .filter(|k| k.kind == Kind::Restart)
+            .map(|k| k.name.clone())
+            .collect();
+        Recommendation::change(
+            &winner,
+            ch,
+            &at_start,
+            &p.conn,
+            cell.as_ref(),
+            &p.path,
+            &p.devices,
+        )
     } else {
         let words = cell.as_ref().map_or("no interval".to_string(), |c| {
             format!(

@@ -146,9 +146,13 @@ pub struct Recommendation {
     /// A `[mysqld]` drop-in with them.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub dropin: String,
-    /// `SET GLOBAL` statements that make them true now.
+    /// `SET GLOBAL` statements that make them true now (the dynamic ones).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub set_global: Vec<String>,
+    /// Changes the server reads only at start: they take effect at its
+    /// next restart (from the drop-in).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub at_restart: Vec<String>,
     /// The command that makes it so, journaled.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub apply_command: String,
@@ -164,12 +168,15 @@ impl Recommendation {
     }
 
     /// The changes that proved faster, in live terms. Server variables go
-    /// into the drop-in and `SET GLOBAL`; OS settings (`queue/ATTR` of the
-    /// disks under `path`, sysctls) only into the apply command, which
-    /// persists them as check's own advice is (a udev rule, sysctl.d).
+    /// into the drop-in and, unless named in `restart` (read only at
+    /// start), `SET GLOBAL`; OS settings (`queue/ATTR` of the disks under
+    /// `path`, sysctls) only into the apply command, which persists them as
+    /// check's own advice is (a udev rule, sysctl.d).
+    #[allow(clippy::too_many_arguments)]
     pub fn change(
         winner: &str,
         changes: Vec<(String, String, String)>,
+        restart: &[String],
         conn: &crate::db::ConnArgs,
         cell: Option<&ProveCell>,
         path: &std::path::Path,
@@ -190,8 +197,14 @@ impl Recommendation {
         for c in &server {
             dropin.push_str(&format!("{} = {}\n", c.name, c.to));
         }
+        let at_restart: Vec<String> = server
+            .iter()
+            .filter(|c| restart.contains(&c.name))
+            .map(|c| c.name.clone())
+            .collect();
         let set_global = server
             .iter()
+            .filter(|c| !restart.contains(&c.name))
             .map(|c| {
                 let v = crate::db::parse_size(&c.to)
                     .filter(|_| c.to.ends_with(['M', 'G', 'K']))
@@ -251,6 +264,7 @@ impl Recommendation {
             changes,
             dropin,
             set_global,
+            at_restart,
             apply_command: w.join(" "),
         }
     }
@@ -306,6 +320,13 @@ pub struct SearchReport {
     pub knobs: Vec<Knob>,
     pub skipped: Vec<Skipped>,
     pub planned_trials: usize,
+    /// Restarts of the sandbox for restart knobs (trying their levels,
+    /// then between groups of trials), and the seconds they took, each
+    /// until the buffer pool was loaded again.
+    #[serde(default)]
+    pub restarts: u32,
+    #[serde(default)]
+    pub restart_s: f64,
     pub candidates: Vec<Candidate>,
     pub rungs: Vec<RungRecord>,
     pub trajectory: Vec<Point>,
@@ -355,6 +376,8 @@ impl SearchReport {
             knobs: Vec::new(),
             skipped: Vec::new(),
             planned_trials: 0,
+            restarts: 0,
+            restart_s: 0.0,
             candidates: Vec::new(),
             rungs: Vec::new(),
             trajectory: Vec::new(),
@@ -407,10 +430,18 @@ impl crate::export::Report for SearchReport {
         } else {
             d.note(Tone::Good, rec.reason.clone());
             d.preformatted(rec.dropin.clone());
-            d.paragraph(format!(
-                "Now, on the running server: {}",
-                rec.set_global.join(" ")
-            ));
+            if !rec.set_global.is_empty() {
+                d.paragraph(format!(
+                    "Now, on the running server: {}",
+                    rec.set_global.join(" ")
+                ));
+            }
+            if !rec.at_restart.is_empty() {
+                d.paragraph(format!(
+                    "At the server's next restart (read only at start): {}",
+                    rec.at_restart.join(", ")
+                ));
+            }
         }
         let mut kv = KeyValues::new();
         kv.add("live server", self.live_server.clone());
@@ -436,6 +467,22 @@ impl crate::export::Report for SearchReport {
                 self.planned_trials
             ),
         );
+        if self.restarts > 0 {
+            kv.add(
+                "restarts",
+                format!(
+                    "{} sandbox restarts for {} ({:.0} s in all, each until its buffer pool was loaded); trials sharing their levels run together",
+                    self.restarts,
+                    self.knobs
+                        .iter()
+                        .filter(|k| k.kind == super::knobs::Kind::Restart)
+                        .map(|k| k.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    self.restart_s
+                ),
+            );
+        }
         if let Some(s) = &self.stopped_early {
             kv.add("stopped early", s.clone());
         }
@@ -624,7 +671,13 @@ mod tests {
                     "none".into(),
                 ),
                 ("vm.dirty_ratio".into(), "20".into(), "10".into()),
+                (
+                    "innodb_flush_method".into(),
+                    "O_DIRECT".into(),
+                    "fsync".into(),
+                ),
             ],
+            &["innodb_flush_method".to_string()],
             &conn,
             None,
             std::path::Path::new("/srv/my db"),
@@ -636,14 +689,21 @@ mod tests {
                 .lines()
                 .filter(|l| !l.starts_with('#'))
                 .collect::<Vec<_>>(),
-            ["[mysqld]", "innodb_io_capacity = 1000"]
+            [
+                "[mysqld]",
+                "innodb_io_capacity = 1000",
+                "innodb_flush_method = fsync"
+            ]
         );
+        // A variable read only at start is never SET GLOBAL.
         assert_eq!(r.set_global, ["SET GLOBAL innodb_io_capacity = 1000;"]);
+        assert_eq!(r.at_restart, ["innodb_flush_method"]);
         assert_eq!(
             r.apply_command,
             "innotune apply '/srv/my db' --only server --socket /run/mysqld/mysqld.sock \
              --set innodb_io_capacity=1000 --set loop0/queue/scheduler=none \
-             --set loop1/queue/scheduler=none --set vm.dirty_ratio=10 --yes"
+             --set loop1/queue/scheduler=none --set vm.dirty_ratio=10 \
+             --set innodb_flush_method=fsync --yes"
         );
     }
 }

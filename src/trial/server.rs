@@ -279,6 +279,8 @@ pub struct OltpServer {
     spec: ConnSpec,
     opts: OltpOptions,
     pub setup: OltpSetup,
+    /// The profile it was started with (a restart adds to it).
+    profile: Profile,
 }
 
 impl OltpServer {
@@ -292,6 +294,7 @@ impl OltpServer {
             opts,
         } = plan;
         let dir = setup.sandbox_dir.clone();
+        let started_with = profile.clone();
         // `after` starts `before` first and asks check (both journaled).
         let mut journaled = Vec::new();
         let (sb, _) = crate::check::sandbox::start(
@@ -320,6 +323,7 @@ impl OltpServer {
             spec,
             opts,
             setup,
+            profile: started_with,
         })
     }
 
@@ -371,6 +375,7 @@ impl OltpServer {
             spec,
             opts,
             setup,
+            profile: Profile::Default,
         })
     }
 
@@ -401,6 +406,88 @@ impl OltpServer {
             Some(p) => p.explain(e, "the OLTP server"),
             None => e,
         })
+    }
+
+    /// Restart the server innotune started with `vars` added to the
+    /// profile it started with (later lines win: `vars` replace the
+    /// profile's own values), for settings a server reads only at start
+    /// (`tune --search`'s restart knobs). The shutdown is clean and the
+    /// directory, data and tables are kept; the new process is journaled
+    /// as the first was, before it exists, and the old one's entries are
+    /// undone once it is gone. The buffer pool is dumped at shutdown
+    /// (`innodb_buffer_pool_dump_pct` as the server holds it) and loaded at
+    /// start; this returns once the load says it is done, so the first
+    /// trial after a restart does not start from a cold pool.
+    ///
+    /// On a failed start (a value the server refuses at start) the
+    /// directory is kept and no server runs: restart again with other
+    /// values, or stop.
+    pub fn restart(&mut self, guard: &Guard, vars: &[(String, String)]) -> Result<()> {
+        let dir = self.setup.sandbox_dir.clone();
+        if let Some(mut sb) = self.sb.take() {
+            sb.set_keep(true);
+            sb.stop()
+                .context("stopping the OLTP server to restart it")?;
+        } else if self.setup.live_server.is_some() {
+            anyhow::bail!("internal: a live server is never restarted");
+        }
+        for id in std::mem::take(&mut self.journaled) {
+            guard.undo(id)?;
+        }
+        let profile = vars
+            .iter()
+            .fold(self.profile.clone(), |p, (k, v)| p.with_var(k, v));
+        // Kept until it answers: a start that fails leaves the data.
+        let (mut sb, ids) = Sandbox::start_journaled(
+            SandboxOpts {
+                profile,
+                keep: true,
+                ..SandboxOpts::new(&dir)
+            },
+            guard,
+        )
+        .with_context(|| {
+            format!(
+                "restarting the OLTP server with {}",
+                vars.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        })?;
+        sb.set_keep(false);
+        self.journaled = ids;
+        self.process = oltp::ServerProcess::of_pid(sb.pid());
+        self.spec = sb.conn_spec();
+        self.sb = Some(sb);
+        self.wait_pool_loaded()
+    }
+
+    /// Until `Innodb_buffer_pool_load_status` says the load at start is
+    /// over (completed, aborted, or never started), at most a minute: the
+    /// server loads in the background and says so in that status.
+    fn wait_pool_loaded(&self) -> Result<()> {
+        let mut c = self.spec.connect()?;
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let st: Option<(String, String)> =
+                c.query_first("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'")?;
+            let st = st.map(|(_, v)| v.to_ascii_lowercase()).unwrap_or_default();
+            let over = st.is_empty()
+                || ["completed", "aborted", "not started", "error"]
+                    .iter()
+                    .any(|w| st.contains(w));
+            if over || std::time::Instant::now() > deadline {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Is the server innotune started running now (false after a failed
+    /// restart)?
+    pub fn is_up(&self) -> bool {
+        self.sb.is_some() || self.setup.live_server.is_some()
     }
 
     /// Shut the server down cleanly, remove its directory, and undo its
