@@ -179,7 +179,7 @@ pub fn is_header(line: &[u8]) -> bool {
         return false;
     }
     match line.first() {
-        Some(b'/' | b'A'..=b'Z') => match find(line, b"d, Version") {
+        Some(b'/' | b'A'..=b'Z') => match d_version(line) {
             Some(at) => {
                 (line[..at].ends_with(b"mysql") || line[..at].ends_with(b"mariadb"))
                     && (find(line, b"started with:").is_some()
@@ -189,6 +189,21 @@ pub fn is_header(line: &[u8]) -> bool {
         },
         _ => false,
     }
+}
+
+/// Where `d, Version` starts in `line` (as `find(line, b"d, Version")`),
+/// found by its comma: statements hold fewer commas than `d`s, and this
+/// runs on every statement's first line.
+fn d_version(line: &[u8]) -> Option<usize> {
+    let mut from = 1;
+    while let Some(o) = memchr::memchr(b',', line.get(from..)?) {
+        let at = from + o;
+        if line[at - 1] == b'd' && line[at..].starts_with(b", Version") {
+            return Some(at - 1);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// Lines of `buf` as (start, line without '\n').
@@ -356,19 +371,76 @@ fn meta_line<'a>(line: &'a [u8], e: &mut Entry<'a>) {
     attributes(body, e);
 }
 
+/// The runs of bytes between spaces and tabs of `b`, in order: what
+/// `split(' ' | '\t')` without its empty pieces gives, walked by hand
+/// because the iterator chain (split, filter, peekable) cost more per
+/// header byte than the walk (callgrind, bench/log/2026-11-29.md).
+struct Tokens<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a [u8];
+    #[inline(always)]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let b = self.b;
+        let mut i = self.i;
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
+        }
+        if i == b.len() {
+            self.i = i;
+            return None;
+        }
+        let start = i;
+        i += blank_at(&b[i..]);
+        self.i = i;
+        Some(&b[start..i])
+    }
+}
+
+/// Offset of the first space or tab in `b` (its length without one),
+/// eight bytes at a time: tokens of a header line are 5–20 bytes, too
+/// short for memchr2's set-up to pay, and a byte loop cost ~6
+/// instructions a byte there (callgrind). The classic zero-byte test on
+/// `word ^ 0x20…20` and `word ^ 0x09…09`: its lowest flagged byte is
+/// exact (a borrow only flags bytes above a true match).
+#[inline(always)]
+fn blank_at(b: &[u8]) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
+    let mut i = 0;
+    while let Some(w) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+        let m = zero(w ^ (LO * u64::from(b' '))) | zero(w ^ (LO * u64::from(b'\t')));
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && b[i] != b' ' && b[i] != b'\t' {
+        i += 1;
+    }
+    i
+}
+
 /// `Key: value  Key: value …` pairs.
 fn attributes<'a>(body: &'a [u8], e: &mut Entry<'a>) {
-    let mut toks = body
-        .split(|&b| b == b' ' || b == b'\t')
-        .filter(|t| !t.is_empty())
-        .peekable();
-    while let Some(t) = toks.next() {
+    let mut toks = Tokens { b: body, i: 0 };
+    let mut next = toks.next();
+    while let Some(t) = next {
+        next = toks.next();
         let Some(key) = t.strip_suffix(b":") else {
             continue;
         };
         // `Schema:` is empty when no database is selected (MariaDB).
-        let value = match toks.peek() {
-            Some(v) if !v.ends_with(b":") => toks.next().unwrap_or(b""),
+        let value = match next {
+            Some(v) if !v.ends_with(b":") => {
+                next = toks.next();
+                v
+            }
             _ => b"",
         };
         set_attribute(key, value, e);
@@ -402,12 +474,19 @@ pub fn seconds_ns(v: &[u8]) -> Option<u64> {
 
 /// A decimal count; `None` when it is not one or does not fit in 64 bits.
 fn num_u(v: &[u8]) -> Option<u64> {
-    if v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
+    if v.is_empty() {
         return None;
     }
-    v.iter().try_fold(0u64, |n, &d| {
-        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-    })
+    // One pass: a byte that is not a digit, or a value past 2⁶⁴, is None.
+    let mut n = 0u64;
+    for &c in v {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(d))?;
+    }
+    Some(n)
 }
 
 /// `v`, or `None` marking the entry malformed: an attribute the digest
@@ -582,6 +661,55 @@ mod tests {
             Parsed::Malformed { .. } => bad += 1,
         });
         (q, bad)
+    }
+
+    #[test]
+    fn blank_at_finds_the_first_space_or_tab_as_a_byte_loop_does() {
+        let slow = |b: &[u8]| {
+            b.iter()
+                .position(|&c| c == b' ' || c == b'\t')
+                .unwrap_or(b.len())
+        };
+        let mut cases: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"Query_time:".to_vec(),
+            b"Query_time: 1".to_vec(),
+            b"0123456789abcdef\t".to_vec(),
+            b"\x21\x21\x21\x21\x21\x21\x21 ".to_vec(),
+            b"\x20".to_vec(),
+            b"\x08\x09".to_vec(),
+            b"\xa0\x89\x80\x00\x01\x21\x1f\x0a\x0b\x08\xff\x09".to_vec(),
+        ];
+        // Every position of a blank in a 17-byte token, both blanks, and
+        // bytes next to them in value (0x1f, 0x21, 0x08, 0x0a, 0xa0).
+        for at in 0..17 {
+            for blank in [b' ', b'\t'] {
+                let mut v: Vec<u8> = (0..17)
+                    .map(|k| [0x1f, 0x21, 0x08, 0x0a, 0xa0, b'x'][k % 6])
+                    .collect();
+                v[at] = blank;
+                cases.push(v);
+            }
+        }
+        for c in &cases {
+            assert_eq!(blank_at(c), slow(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn d_version_is_find_d_version() {
+        for l in [
+            &b"/usr/sbin/mariadbd, Version: 10.11.6-MariaDB-log (Debian 12). started with:"[..],
+            b"d, Version",
+            b", Version",
+            b"SELECT a, b FROM t WHERE d, Version",
+            b"SELECT d,, Version, d, Version",
+            b"INSERT INTO t (id, k) VALUES (1, 2)",
+            b"",
+            b",",
+        ] {
+            assert_eq!(d_version(l), find(l, b"d, Version"), "{l:?}");
+        }
     }
 
     #[test]
