@@ -21,7 +21,8 @@
 # statements over the tool's own timed window (oltp's queries_per_s,
 # replay's totals.elapsed_s, mysqlslap's "seconds to run all queries");
 # its client CPU is the tool process's user + system time (getrusage of
-# the child) over those statements. Ratios per round, innotune replay over
+# the child) over those statements, and its server CPU the copy server's
+# (/proc/PID/stat) over the same run. Ratios per round, innotune replay over
 # each other tool, with the paired Hodges-Lehmann estimate and its exact
 # 95 % interval (bench/paired.py). Appended to bench/log/<UTC date>.md.
 #
@@ -94,12 +95,25 @@ def questions():
                           "SHOW GLOBAL STATUS LIKE 'Questions'"], check=True, capture_output=True, text=True).stdout
     return int(out.split()[1])
 
+# The copy's server process, for its CPU time per statement: which side
+# (client or server) does more work per statement.
+server_pid = int(subprocess.run(["pgrep", "-f", f"{work}/copy/my.cnf"], check=True, capture_output=True,
+                                text=True).stdout.split()[0])
+tick = os.sysconf("SC_CLK_TCK")
+def server_cpu():
+    f = open(f"/proc/{server_pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / tick
+
+last_server = {}
 def timed(cmd):
     q0 = questions()
+    s0 = server_cpu()
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, capture_output=True, text=True)
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    s1 = server_cpu()
     q1 = questions()
+    last_server["cpu"] = s1 - s0
     if p.returncode != 0:
         sys.exit(f"{cmd[0]} failed: {p.stderr}")
     # Our own status read after q0 is counted in q1.
@@ -134,8 +148,8 @@ for r in range(rounds):
     order = tools if r % 2 == 0 else tools[::-1]
     for name, f in order:
         qps, n, cpu, errors = f()
-        res[name].append((qps, n, cpu, errors))
-        print(f"round {r + 1} {name}: {qps:.0f} q/s, {n} statements, {cpu:.2f} s CPU ({cpu / n * 1e6:.1f} µs/statement), {errors} errors", file=sys.stderr)
+        res[name].append((qps, n, cpu, errors, last_server["cpu"]))
+        print(f"round {r + 1} {name}: {qps:.0f} q/s, {n} statements, {cpu:.2f} s CPU ({cpu / n * 1e6:.1f} µs/statement), server {last_server['cpu'] / n * 1e6:.1f} µs/statement, {errors} errors", file=sys.stderr)
 
 def med(xs):
     xs = sorted(xs)
@@ -146,7 +160,8 @@ def row(name, label):
     v = res[name]
     q = [x[0] for x in v]
     c = [x[2] / x[1] * 1e6 for x in v]
-    return f"| {label} | {med(q):.0f} | {med([x[1] for x in v]):.0f} | {med(c):.1f} | {sum(x[3] for x in v)} | {', '.join(f'{x:.0f}' for x in q)} | {', '.join(f'{x:.1f}' for x in c)} |"
+    sv = [x[4] / x[1] * 1e6 for x in v]
+    return f"| {label} | {med(q):.0f} | {med([x[1] for x in v]):.0f} | {med(c):.1f} | {med(sv):.1f} | {sum(x[3] for x in v)} | {', '.join(f'{x:.0f}' for x in q)} | {', '.join(f'{x:.1f}' for x in c)} |"
 
 def ratio(other):
     q = [a[0] / b[0] for a, b in zip(res["replay"], res[other])]
@@ -164,10 +179,10 @@ ro, rs = ratio("oltp"), ratio("slap")
 sec = f"""
 ## replay vs the oltp run it replays vs mysqlslap ({now}, `bench/replay-compare.sh`)
 
-Log: `innotune oltp oltp_read_only run --db-ps-mode disable`, {threads} threads, {secs} s, 4 tables × {rows} rows, on a MariaDB {version} sandbox at long_query_time = 0: {len(stmts)} statements ({captured['queries_per_s']:.0f} q/s while logging), {digest['classes_total']} classes. Every measured run on a `sandbox start --from-live` (logical) copy, {rounds} rounds, order alternating; {cpus} CPUs shared with other work (load average {load} at the end). Statements: the copy's `Questions` delta per run; QPS over each tool's own timed window; CPU: the tool process's user + system time per statement.
+Log: `innotune oltp oltp_read_only run --db-ps-mode disable`, {threads} threads, {secs} s, 4 tables × {rows} rows, on a MariaDB {version} sandbox at long_query_time = 0: {len(stmts)} statements ({captured['queries_per_s']:.0f} q/s while logging), {digest['classes_total']} classes. Every measured run on a `sandbox start --from-live` (logical) copy, {rounds} rounds, order alternating; {cpus} CPUs shared with other work (load average {load} at the end). Statements: the copy's `Questions` delta per run; QPS over each tool's own timed window; client CPU: the tool process's user + system time per statement; server CPU: the copy's mariadbd user + system time (/proc/PID/stat) over the same run, per statement.
 
-| tool | median q/s | median statements | median client CPU µs/statement | errors (all rounds) | q/s per round | µs/statement per round |
-|---|---:|---:|---:|---:|---|---|
+| tool | median q/s | median statements | median client CPU µs/statement | median server CPU µs/statement | errors (all rounds) | q/s per round | client µs/statement per round |
+|---|---:|---:|---:|---:|---:|---|---|
 {row("oltp", f"innotune oltp oltp_read_only run, {threads} threads, {secs} s (the original)")}
 {row("replay", f"innotune replay LOG --speed max --concurrency {threads}")}
 {row("slap", f"mysqlslap --query=FILE --concurrency={threads} --number-of-queries={len(stmts)}")}

@@ -374,33 +374,60 @@ fn try_levels(
             };
             let held = ServerVariable::new(ep, &k.name, "", false).current();
             guard.undo(id)?;
-            let held = held?.unwrap_or_default();
-            let mut l = l.clone();
-            if !ServerVariable::same(&held, &l.sandbox) {
-                notes.push(format!(
-                    "{} = {}: the server sets {held}; tried as that",
-                    k.name, l.sandbox
-                ));
-                l.sandbox = held;
-            }
-            if !keep
-                .iter()
-                .any(|x| ServerVariable::same(&x.sandbox, &l.sandbox))
-            {
-                keep.push(l);
-            }
+            keep_held(&mut keep, &k.name, l, held?.unwrap_or_default(), notes);
         }
-        if keep.len() < 2 {
-            skipped.push(Skipped {
-                name: k.name.clone(),
-                reason: "the server accepts no other value the search tries".into(),
-            });
-            continue;
-        }
-        k.levels = keep;
-        out.push(k);
+        out.extend(with_kept(
+            k,
+            keep,
+            "the server accepts no other value the search tries",
+            skipped,
+        ));
     }
     Ok((out, at_start))
+}
+
+/// Keep level `l` of knob `name` as the server holds it (`held`): a value
+/// the server adjusts is tried as that (and said so), a duplicate dropped.
+fn keep_held(
+    keep: &mut Vec<knobs::Level>,
+    name: &str,
+    l: &knobs::Level,
+    held: String,
+    notes: &mut Vec<String>,
+) {
+    let mut l = l.clone();
+    if !ServerVariable::same(&held, &l.sandbox) {
+        notes.push(format!(
+            "{name} = {}: the server sets {held}; tried as that",
+            l.sandbox
+        ));
+        l.sandbox = held;
+    }
+    if !keep
+        .iter()
+        .any(|x| ServerVariable::same(&x.sandbox, &l.sandbox))
+    {
+        keep.push(l);
+    }
+}
+
+/// `k` with the levels kept; skipped, with `why`, when only its current
+/// level is left.
+fn with_kept(
+    mut k: Knob,
+    keep: Vec<knobs::Level>,
+    why: &str,
+    skipped: &mut Vec<Skipped>,
+) -> Option<Knob> {
+    if keep.len() < 2 {
+        skipped.push(Skipped {
+            name: k.name,
+            reason: why.into(),
+        });
+        return None;
+    }
+    k.levels = keep;
+    Some(k)
 }
 
 /// The sandbox's restart knobs as it runs now, and what its restarts
@@ -476,7 +503,7 @@ fn try_restart_levels(
         .collect();
     restarts.running = base.clone();
     let mut out = Vec::new();
-    for (ki, mut k) in knobs.into_iter().enumerate() {
+    for (ki, k) in knobs.into_iter().enumerate() {
         let mut keep = vec![k.levels[0].clone()];
         for l in k.levels.iter().skip(1) {
             let mut want = base.clone();
@@ -491,30 +518,14 @@ fn try_restart_levels(
                 continue;
             }
             let held = variables(srv)?.get(&k.name).cloned().unwrap_or_default();
-            let mut l = l.clone();
-            if !ServerVariable::same(&held, &l.sandbox) {
-                notes.push(format!(
-                    "{} = {}: the server sets {held}; tried as that",
-                    k.name, l.sandbox
-                ));
-                l.sandbox = held;
-            }
-            if !keep
-                .iter()
-                .any(|x| ServerVariable::same(&x.sandbox, &l.sandbox))
-            {
-                keep.push(l);
-            }
+            keep_held(&mut keep, &k.name, l, held, notes);
         }
-        if keep.len() < 2 {
-            skipped.push(Skipped {
-                name: k.name.clone(),
-                reason: "the server starts with no other value the search tries".into(),
-            });
-            continue;
-        }
-        k.levels = keep;
-        out.push(k);
+        out.extend(with_kept(
+            k,
+            keep,
+            "the server starts with no other value the search tries",
+            skipped,
+        ));
     }
     restarts.to(guard, srv, &base)?;
     // The knobs dropped above stay at their current values.
