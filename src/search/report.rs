@@ -652,6 +652,66 @@ impl crate::export::Report for SearchReport {
 mod tests {
     use super::*;
 
+    /// A search with a restart knob: the page says how many restarts and
+    /// for what, and a proved change to it is for the next restart, never
+    /// a SET GLOBAL.
+    #[test]
+    fn restarts_and_restart_only_changes_are_shown() {
+        use crate::export::{Exporter, Report};
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/results/search.json");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+        let mut r: SearchReport = serde_json::from_value(v["result"].clone()).unwrap();
+        r.restarts = 3;
+        r.restart_s = 4.2;
+        r.knobs.push(super::super::knobs::Knob {
+            name: "innodb_flush_method".into(),
+            kind: super::super::knobs::Kind::Restart,
+            levels: ["O_DIRECT", "fsync"]
+                .iter()
+                .map(|v| super::super::knobs::Level {
+                    live: v.to_string(),
+                    sandbox: v.to_string(),
+                })
+                .collect(),
+            durability: None,
+        });
+        r.recommendation = Recommendation::change(
+            "c02",
+            vec![(
+                "innodb_flush_method".into(),
+                "O_DIRECT".into(),
+                "fsync".into(),
+            )],
+            &["innodb_flush_method".to_string()],
+            &crate::db::ConnArgs::default(),
+            None,
+            std::path::Path::new("/srv/db"),
+            &[],
+        );
+        let mut out = Vec::new();
+        crate::export::text::Text::new(crate::output::Style::plain())
+            .export(&r.document(), &mut out)
+            .unwrap();
+        let text = String::from_utf8_lossy(&out);
+        assert!(
+            text.contains("3 sandbox restarts for innodb_flush_method (4 s in all"),
+            "{text}"
+        );
+        assert!(
+            text.contains("At the server's next restart (read only at start): innodb_flush_method"),
+            "{text}"
+        );
+        assert!(!text.contains("SET GLOBAL innodb_flush_method"), "{text}");
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            j["knobs"].as_array().unwrap().last().unwrap()["kind"],
+            "restart"
+        );
+        assert_eq!(j["restarts"], 3);
+    }
+
     /// A winner with a server variable and an OS setting: the drop-in and
     /// SET GLOBAL hold the variable only; the apply command names PATH
     /// and each disk the search switched.
