@@ -464,8 +464,9 @@ impl OltpServer {
     }
 
     /// Until `Innodb_buffer_pool_load_status` says the load at start is
-    /// over (completed, aborted, or never started), at most a minute: the
-    /// server loads in the background and says so in that status.
+    /// over (completed, aborted, never started, or no dump file to load:
+    /// "Cannot open …"), at most a minute: the server loads in the
+    /// background and says so in that status.
     fn wait_pool_loaded(&self) -> Result<()> {
         let mut c = self.spec.connect()?;
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
@@ -474,7 +475,7 @@ impl OltpServer {
                 c.query_first("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'")?;
             let st = st.map(|(_, v)| v.to_ascii_lowercase()).unwrap_or_default();
             let over = st.is_empty()
-                || ["completed", "aborted", "not started", "error"]
+                || ["completed", "aborted", "not started", "error", "cannot"]
                     .iter()
                     .any(|w| st.contains(w));
             if over || std::time::Instant::now() > deadline {
