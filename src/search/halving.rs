@@ -61,15 +61,11 @@ pub fn rounds(n: usize) -> u32 {
 }
 
 /// The most first candidates (at most `grid` and [`MAX_CANDIDATES`])
-/// whose rungs fit in `trials`; None when not even two fit.
-pub fn fit(trials: usize, grid: usize) -> Option<usize> {
-    fit_time(trials as f64, 1.0, 0.0, grid)
-}
-
-/// As [`fit`], in seconds: each trial takes `per_trial`, and each round
+/// whose rungs fit in `secs`, each trial taking `per_trial` and each round
 /// `per_round` more (the sandbox's restarts between the groups of
-/// candidates that share their restart knobs' levels).
-pub fn fit_time(secs: f64, per_trial: f64, per_round: f64, grid: usize) -> Option<usize> {
+/// candidates that share their restart knobs' levels); None when not even
+/// two fit.
+pub fn fit(secs: f64, per_trial: f64, per_round: f64, grid: usize) -> Option<usize> {
     let top = grid.min(MAX_CANDIDATES);
     (2..=top)
         .rev()
@@ -149,17 +145,15 @@ mod tests {
 
     #[test]
     fn fit_takes_the_most_candidates_that_fit() {
-        assert_eq!(fit(31, 100), Some(8));
-        assert_eq!(fit(30, 100), Some(7));
-        assert_eq!(fit(2, 100), None);
-        assert_eq!(fit(1000, 5), Some(5));
+        // One second a trial, nothing a round: trials.
+        assert_eq!(fit(31.0, 1.0, 0.0, 100), Some(8));
+        assert_eq!(fit(30.0, 1.0, 0.0, 100), Some(7));
+        assert_eq!(fit(2.0, 1.0, 0.0, 100), None);
+        assert_eq!(fit(1000.0, 1.0, 0.0, 5), Some(5));
         // rungs(8): 31 trials in 7 rounds; rungs(7): 30 in 7.
         assert_eq!(rounds(8), 7);
-        assert_eq!(fit_time(31.0 * 3.0 + 7.0 * 10.0, 3.0, 10.0, 100), Some(8));
-        assert_eq!(
-            fit_time(31.0 * 3.0 + 7.0 * 10.0 - 1.0, 3.0, 10.0, 100),
-            Some(7)
-        );
+        assert_eq!(fit(31.0 * 3.0 + 7.0 * 10.0, 3.0, 10.0, 100), Some(8));
+        assert_eq!(fit(31.0 * 3.0 + 7.0 * 10.0 - 1.0, 3.0, 10.0, 100), Some(7));
     }
 
     #[test]

@@ -432,6 +432,7 @@ fn with_kept(
 
 /// The sandbox's restart knobs as it runs now, and what its restarts
 /// took.
+#[derive(Default)]
 struct Restarts {
     /// (name, value) of every restart knob the server runs with; empty
     /// after a failed start.
@@ -845,6 +846,7 @@ fn run(host: &Host, guard: &Guard, env: &Env, mut p: Prepared) -> Result<SearchR
     let mut srv = OltpServer::start(plan, guard)?;
     let setup_s = p.started.elapsed().as_secs_f64();
     let mut report = SearchReport::new(&p, &wname, setup_s);
+    let mut restarts = Restarts::default();
     let measured = search(
         host,
         guard,
@@ -855,7 +857,10 @@ fn run(host: &Host, guard: &Guard, env: &Env, mut p: Prepared) -> Result<SearchR
         &wname,
         deadline,
         &mut report,
+        &mut restarts,
     );
+    report.restarts = restarts.count;
+    report.restart_s = restarts.seconds;
     if let Err(e) = measured {
         crate::prove::undo_server_variables(guard);
         drop(srv);
@@ -910,44 +915,10 @@ fn one_trial(
         .ok_or_else(|| anyhow::anyhow!("internal: a trial gave no result"))
 }
 
-/// Search, then prove; fills `r`.
+/// Search, then prove; fills `r` (`restarts`: the sandbox's restarts,
+/// counted by the caller on every exit path).
 #[allow(clippy::too_many_arguments)]
 fn search(
-    host: &Host,
-    guard: &Guard,
-    env: &Env,
-    p: &mut Prepared,
-    srv: &mut OltpServer,
-    ep: &ServerEndpoint,
-    wname: &str,
-    deadline: Instant,
-    r: &mut SearchReport,
-) -> Result<()> {
-    let mut restarts = Restarts {
-        running: Vec::new(),
-        extra: Vec::new(),
-        count: 0,
-        seconds: 0.0,
-    };
-    let out = search_with(
-        host,
-        guard,
-        env,
-        p,
-        srv,
-        ep,
-        wname,
-        deadline,
-        r,
-        &mut restarts,
-    );
-    r.restarts = restarts.count;
-    r.restart_s = restarts.seconds;
-    out
-}
-
-#[allow(clippy::too_many_arguments)]
-fn search_with(
     host: &Host,
     guard: &Guard,
     env: &Env,
@@ -1123,7 +1094,7 @@ fn search_with(
     let per_round = restart * groups.saturating_sub(1);
     let confirm =
         (per_trial * 2 + if groups > 1 { restart } else { Duration::ZERO }) * CONFIRM_PLAN;
-    let Some(n0) = halving::fit_time(
+    let Some(n0) = halving::fit(
         left.saturating_sub(confirm + RESERVE).as_secs_f64(),
         per_trial.as_secs_f64(),
         per_round.as_secs_f64(),
