@@ -295,6 +295,68 @@ fn a_copy_replays_every_class_of_the_log() {
         assert!(c["total_ns"].as_u64().unwrap() > 0, "{c}");
     }
 
+    // Read into memory first (the default): the rounds are timed without
+    // the reading, which load_s gives. Streamed (--preload 0), and
+    // outgrowing a small --preload midway (what was kept runs first, the
+    // rest from the stream): the same statements, no reading time given.
+    assert!(
+        v["result"]["totals"]["load_s"].as_f64().unwrap() > 0.0,
+        "{v}"
+    );
+    for preload in ["0", "16KiB"] {
+        let v = replayed(
+            state.path(),
+            &log,
+            &["--speed", "max", "--concurrency", "1", "--preload", preload],
+            &copy_args(&copy),
+        );
+        assert_eq!(replayed_classes(&v), want, "--preload {preload}");
+        assert_eq!(
+            v["result"]["totals"]["errors"], 0,
+            "--preload {preload}: {}",
+            v["result"]["errors"]
+        );
+        assert!(
+            v["result"]["totals"]["load_s"].is_null(),
+            "--preload {preload}"
+        );
+    }
+    // stdin cannot be read twice: two rounds run from memory, or are
+    // refused in one line when the log outgrows --preload.
+    let stdin_replay = |preload: &str| {
+        innotune_in(state.path())
+            .args([
+                "--format",
+                "json",
+                "replay",
+                "-",
+                "--rounds",
+                "2",
+                "--concurrency",
+                "1",
+                "--preload",
+                preload,
+            ])
+            .args(copy_args(&copy))
+            .pipe_stdin(&log)
+            .unwrap()
+            .output()
+            .unwrap()
+    };
+    let out = stdin_replay("1GiB");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let twice: BTreeMap<String, u64> = want.iter().map(|(k, n)| (k.clone(), 2 * n)).collect();
+    assert_eq!(replayed_classes(&json(&out)), twice);
+    let out = stdin_replay("16KiB");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("stdin cannot be read twice"), "{err}");
+
     // gzip, one connection per session: the same statements per class
     // (errors from sessions racing differently than they did are counted,
     // never stop the replay).

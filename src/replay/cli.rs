@@ -11,7 +11,7 @@ use std::path::PathBuf;
   innotune replay slow.log --socket /var/tmp/copy/mysql.sock --user root --rounds 5 --format json -o before.json
   innotune replay slow.log --socket /var/tmp/copy/mysql.sock --user root --rounds 5 --compare before.json
 
-LOG is a slow query log captured with long_query_time = 0 (MySQL, MariaDB or Percona format; `innotune slowlog --capture 60s` makes one) or a general query log (general_log = ON: its Query and Execute records are the statements, Connect … on DB and Init DB set the session's database; it has no timings, so classes show none from the log and --speed 1 follows the records' times, to the second on MariaDB). Plain or gzip, or - for stdin, read as a stream: memory is bounded by --max-entry-size and the queues to the connections, never by the log's size. The kind is told from the records (a file is scanned whole before anything runs, stdin by its first MiB); a log holding both slow-log entries and general-log records is refused.
+LOG is a slow query log captured with long_query_time = 0 (MySQL, MariaDB or Percona format; `innotune slowlog --capture 60s` makes one) or a general query log (general_log = ON: its Query and Execute records are the statements, Connect … on DB and Init DB set the session's database; it has no timings, so classes show none from the log and --speed 1 follows the records' times, to the second on MariaDB). Plain or gzip, or - for stdin. A log whose statements fit in --preload (1 GiB) is read into memory before the first round: the rounds are timed from when every connection is open to the last statement's end, without the reading. A larger one is read as a stream, each round again: memory is then bounded by --max-entry-size and the queues to the connections, never by the log's size (stdin cannot be read twice: --rounds 2 or more from stdin needs it to fit). The kind is told from the records (a file is scanned whole before anything runs, stdin by its first MiB); a log holding both slow-log entries and general-log records is refused.
 Statements are grouped by the session (Thread_id / Id) that ran them and replayed in the log's order, each session on one connection (--concurrency N folds them onto N: sessions whose transactions overlapped then interleave on one connection, and rows both touched can fail with a duplicate key where the original waited on a lock), with `USE db` issued whenever a statement ran in another database than the connection's. Administrator commands (Prepare, Close stmt, Quit…) are not statements and are skipped.
 Statements that change data are replayed as logged: replay on a copy (`innotune sandbox start --from-live`), never on the server the log came from. --read-only skips them (INSERT, UPDATE, DELETE, REPLACE, DDL, LOAD, CALL…).
 A log whose fastest statement took 1 ms or more was not captured with long_query_time = 0: a warning says which share of the sessions' time it covers.
@@ -46,6 +46,10 @@ pub struct ReplayArgs {
     /// A replay of the same log saved with --format json: compare each class with it.
     #[arg(long, value_name = "FILE")]
     pub compare: Option<PathBuf>,
+
+    /// Read the log's statements into memory before the first round when they fit in SIZE (each statement's text plus 48 bytes), so the rounds time the statements alone and later rounds do not read the log again; a log that holds more is streamed (reading it is then in the rounds' time). 0: always stream.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::units::parse_size)]
+    pub preload: u64,
 
     /// Longest entry (header and statement) read: a longer one stops the replay with an error.
     #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = crate::slowlog::cli::max_entry_size)]

@@ -5,11 +5,13 @@
 //! timed per fingerprint class.
 //!
 //! Flow: [`cli::ReplayArgs`] → its [`Command`] impl → [`general::Source`]
-//! (which kind of log) → rounds of [`log::Dispatcher`] (the log streamed
-//! in file order by [`crate::slowlog::input::stream_reader`] or
-//! [`general::stream`], classed by slowlog's
-//! fingerprints) feeding [`run::connection`] threads (one per session, or
-//! `--concurrency` of them) → [`report::ReplayReport`] → exporters.
+//! (which kind of log) → [`log::Dispatcher`] (the log read in file order
+//! by [`crate::slowlog::input::stream_reader`] or [`general::stream`],
+//! classed by slowlog's fingerprints, each statement given its connection:
+//! one per session, or `--concurrency` of them) → the statements kept in
+//! memory when they fit `--preload` and every round run from there
+//! ([`run::from_memory`]), else each round streamed to
+//! [`run::connection`] threads → [`report::ReplayReport`] → exporters.
 //! `--compare FILE` puts each class's mean latency per round beside FILE's
 //! through `stats::compare_effect`.
 
@@ -82,34 +84,34 @@ fn replay(env: &Env, args: &ReplayArgs) -> Result<ReplayReport> {
     let mut rounds: Vec<(f64, ConnRun)> = Vec::new();
     let mut gzip = false;
     let mut stopped = None;
-    for _ in 0..args.rounds {
+    // The statements per connection, once the log was read into memory.
+    let mut memory: Option<Vec<Vec<run::Stmt>>> = None;
+    let mut load_s = None;
+    let stdin = args.log.as_os_str() == "-";
+    for round in 0..args.rounds {
+        if let Some(conns) = &memory {
+            rounds.push(run::from_memory(&spec, conns, args.speed)?);
+            continue;
+        }
         let start = Instant::now();
         let origin = std::sync::OnceLock::new();
         let spec = &spec;
         let d = &mut d;
-        let (streamed, run) = std::thread::scope(|scope| -> Result<_> {
+        let preload = round == 0 && args.preload > 0;
+        let outcome = std::thread::scope(|scope| -> Result<_> {
             let mut senders = Senders::new(scope, spec, args.speed, &origin);
+            let mut load = Load {
+                on: preload,
+                kept: Vec::new(),
+                bytes: 0,
+                budget: args.preload,
+                streamed_from: None,
+                refused: false,
+            };
             let streamed = {
-                let mut send = |c: usize, s| senders.send(c, s);
-                match source.format {
-                    general::Format::Slow => {
-                        let what = format!("slow {}", source.what());
-                        source.reader().and_then(|mut r| {
-                            let mut round = d.round(&mut send);
-                            stream_reader(&mut r, &what, limit, &mut round)
-                        })
-                    }
-                    general::Format::General => {
-                        d.begin_round();
-                        general::stream(&mut source, max_entry, limit.flag, d, &mut send).map(|g| {
-                            crate::slowlog::input::Streamed {
-                                bytes: g.bytes,
-                                gzip: g.gzip,
-                                stopped: g.stopped,
-                            }
-                        })
-                    }
-                }
+                let mut send =
+                    |c: usize, s| load.take(c, s, &mut senders, stdin && args.rounds > 1);
+                read_round(&mut source, d, limit, max_entry, &mut send)
             };
             let handles = senders.finish();
             let mut all = ConnRun::default();
@@ -127,12 +129,38 @@ fn replay(env: &Env, args: &ReplayArgs) -> Result<ReplayReport> {
             if let Some(e) = failed {
                 return Err(e);
             }
-            Ok((streamed, all))
+            Ok((streamed, all, load))
         })?;
+        let (streamed, run, load) = outcome;
         d.end_round();
         gzip = streamed.gzip;
         stopped = streamed.stopped;
-        rounds.push((start.elapsed().as_secs_f64(), run));
+        if load.refused {
+            return Err(Fix::new(
+                format!(
+                    "the log on stdin holds more than --preload {} of statements, and --rounds {} needs it {} times: stdin cannot be read twice",
+                    crate::units::fmt_size(args.preload),
+                    args.rounds,
+                    args.rounds
+                ),
+                "give the log as a file, or a larger --preload",
+            )
+            .into());
+        }
+        if load.on {
+            // It fitted: nothing ran yet. This round and the next run from
+            // memory.
+            load_s = Some(start.elapsed().as_secs_f64());
+            let mut conns: Vec<Vec<run::Stmt>> = (0..d.connections).map(|_| Vec::new()).collect();
+            for (c, s) in load.kept {
+                conns[c].push(s);
+            }
+            rounds.push(run::from_memory(spec, &conns, args.speed)?);
+            memory = Some(conns);
+        } else {
+            let from = load.streamed_from.unwrap_or(start);
+            rounds.push((from.elapsed().as_secs_f64(), run));
+        }
     }
     Ok(build(
         args,
@@ -143,9 +171,84 @@ fn replay(env: &Env, args: &ReplayArgs) -> Result<ReplayReport> {
             format: source.format,
             gzip,
             stopped,
+            load_s,
         },
         before,
     ))
+}
+
+/// Memory a statement read into memory takes over its text.
+const STMT_OVERHEAD: u64 = 48;
+
+/// The first round's reading of the log into memory (`--preload`).
+struct Load {
+    /// Still keeping: every statement so far fitted (false: streaming).
+    on: bool,
+    /// The statements in log order, with their connection.
+    kept: Vec<(usize, run::Stmt)>,
+    bytes: u64,
+    budget: u64,
+    /// When the statements outgrew the budget and the round began to run
+    /// from the stream: its time is counted from then.
+    streamed_from: Option<Instant>,
+    /// stdin outgrew it with more rounds to run: nothing runs.
+    refused: bool,
+}
+
+impl Load {
+    fn take(&mut self, c: usize, s: run::Stmt, senders: &mut Senders<'_, '_>, refuse: bool) {
+        if self.refused {
+            return;
+        }
+        if !self.on {
+            senders.send(c, s);
+            return;
+        }
+        self.bytes += s.sql.len() as u64 + STMT_OVERHEAD;
+        self.kept.push((c, s));
+        if self.bytes <= self.budget {
+            return;
+        }
+        self.on = false;
+        let kept = std::mem::take(&mut self.kept);
+        if refuse {
+            self.refused = true;
+            return;
+        }
+        // What was kept goes first, in log order, then the rest as read.
+        self.streamed_from = Some(Instant::now());
+        for (c, s) in kept {
+            senders.send(c, s);
+        }
+    }
+}
+
+/// One reading of the log: its statements, classed, to `send`.
+fn read_round(
+    source: &mut general::Source<'_>,
+    d: &mut Dispatcher,
+    limit: Limit,
+    max_entry: usize,
+    send: &mut dyn FnMut(usize, run::Stmt),
+) -> Result<crate::slowlog::input::Streamed> {
+    match source.format {
+        general::Format::Slow => {
+            let what = format!("slow {}", source.what());
+            let mut r = source.reader()?;
+            let mut round = d.round(send);
+            stream_reader(&mut r, &what, limit, &mut round)
+        }
+        general::Format::General => {
+            d.begin_round();
+            general::stream(source, max_entry, limit.flag, d, send).map(|g| {
+                crate::slowlog::input::Streamed {
+                    bytes: g.bytes,
+                    gzip: g.gzip,
+                    stopped: g.stopped,
+                }
+            })
+        }
+    }
 }
 
 /// How the log was read: its kind, gzip or not, where a damaged gzip
@@ -154,6 +257,8 @@ struct Read {
     format: general::Format,
     gzip: bool,
     stopped: Option<String>,
+    /// Time the log took to read into memory; None: it was streamed.
+    load_s: Option<f64>,
 }
 
 /// The report from the log's classes and what each round ran.
@@ -169,6 +274,7 @@ fn build(
         format,
         gzip,
         stopped,
+        load_s,
     } = read;
     let elapsed_s: f64 = rounds.iter().map(|(s, _)| s).sum();
     let mut all = ConnRun::default();
@@ -311,6 +417,7 @@ fn build(
             statements,
             errors,
             elapsed_s,
+            load_s,
             queries_per_s: if elapsed_s > 0.0 {
                 statements as f64 / elapsed_s
             } else {

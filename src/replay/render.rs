@@ -73,7 +73,15 @@ impl Report for ReplayReport {
         );
         kv.add(
             "Throughput",
-            format!("{:.0} queries/s over {:.2} s", t.queries_per_s, t.elapsed_s),
+            format!(
+                "{:.0} queries/s over {:.2} s{}",
+                t.queries_per_s,
+                t.elapsed_s,
+                match t.load_s {
+                    Some(l) => format!(" (the log read into memory first, in {l:.2} s)"),
+                    None => " (the log streamed: reading it is in the time)".into(),
+                }
+            ),
         );
         d.key_values(kv);
         if let Some(w) = &self.log.coverage_warning {

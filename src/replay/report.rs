@@ -70,6 +70,10 @@ pub struct TotalsReport {
     pub errors: u64,
     /// Wall time of the rounds.
     pub elapsed_s: f64,
+    /// Time the log took to read into memory before the first round (not
+    /// in `elapsed_s`); None when it was streamed.
+    #[serde(default)]
+    pub load_s: Option<f64>,
     pub queries_per_s: f64,
 }
 

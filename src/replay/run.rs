@@ -95,53 +95,58 @@ const SAMPLE_CHARS: usize = 300;
 /// client numbers them): lost connection.
 const CR_SERVER_LOST: u16 = 2013;
 
-/// Run the statements arriving on `rx` on one connection, paced from
-/// `origin` (set by the first connection of the round to be open, so that
-/// connecting does not make the log's first statement late and every
-/// later one early against it); returns when the sender is dropped. A connection lost midway
-/// is counted as an error and opened again.
-pub fn connection(
-    spec: &ConnSpec,
-    rx: Receiver<Vec<Stmt>>,
+/// One connection's side of a round: it runs statements one at a time,
+/// paced from the round's origin, and keeps their figures.
+struct Runner<'a> {
+    spec: &'a ConnSpec,
+    conn: mysql::Conn,
+    wire: Wire,
+    db: Option<Arc<str>>,
     speed: Speed,
-    origin: &OnceLock<Instant>,
-) -> Result<ConnRun> {
-    let mut out = ConnRun::default();
-    let mut conn = match spec.connect() {
-        Ok(c) => c,
-        Err(e) => {
-            // Drain, so the reader never blocks on this queue.
-            for _ in rx.iter() {}
-            return Err(e);
+    start: Instant,
+    out: ConnRun,
+}
+
+impl<'a> Runner<'a> {
+    fn new(spec: &'a ConnSpec, conn: mysql::Conn, speed: Speed, start: Instant) -> Self {
+        Runner {
+            spec,
+            conn,
+            wire: Wire::default(),
+            db: None,
+            speed,
+            start,
+            out: ConnRun::default(),
         }
-    };
-    let start = *origin.get_or_init(Instant::now);
-    let mut wire = Wire::default();
-    let mut db: Option<Arc<str>> = None;
-    for s in rx.iter().flatten() {
-        if let Speed::Factor(f) = speed {
-            let due = start + Duration::from_nanos((s.at_ns as f64 / f) as u64);
+    }
+
+    /// Run one statement. A connection lost midway is counted as an error
+    /// and opened again; an error here means it could not be.
+    fn run(&mut self, s: &Stmt) -> Result<()> {
+        if let Speed::Factor(f) = self.speed {
+            let due = self.start + Duration::from_nanos((s.at_ns as f64 / f) as u64);
             let now = Instant::now();
             if due > now {
                 std::thread::sleep(due - now);
             }
         }
-        if s.db.is_some() && s.db != db {
+        if s.db.is_some() && s.db != self.db {
             if let Some(d) = &s.db {
                 let use_db = format!("USE `{}`", d.replace('`', "``"));
-                match wire.query(conn.as_raw_fd(), &use_db) {
-                    Ok(_) => db = s.db.clone(),
+                match self.wire.query(self.conn.as_raw_fd(), &use_db) {
+                    Ok(_) => self.db = s.db.clone(),
                     Err(e) => {
                         // The statement cannot run where it ran: it is
                         // counted as failed, with USE's error.
-                        let c = out.class(s.class);
+                        let c = self.out.class(s.class);
                         c.count += 1;
                         c.errors += 1;
                         let (code, message) = match &e {
                             mysql::Error::MySqlError(me) => (me.code, me.message.clone()),
                             other => (CR_SERVER_LOST, crate::db::one_line(other)),
                         };
-                        out.errors
+                        self.out
+                            .errors
                             .entry(code)
                             .and_modify(|g| g.count += 1)
                             .or_insert_with(|| ErrorRun {
@@ -150,15 +155,15 @@ pub fn connection(
                                 statement: use_db.clone(),
                                 class: s.class,
                             });
-                        continue;
+                        return Ok(());
                     }
                 }
             }
         }
         let t0 = Instant::now();
-        let r = wire.query_bytes(conn.as_raw_fd(), &s.sql);
+        let r = self.wire.query_bytes(self.conn.as_raw_fd(), &s.sql);
         let ns = t0.elapsed().as_nanos() as u64;
-        let c = out.class(s.class);
+        let c = self.out.class(s.class);
         c.count += 1;
         c.total_ns += ns;
         match r {
@@ -173,7 +178,8 @@ pub fn connection(
                     mysql::Error::MySqlError(me) => (me.code, me.message.clone(), false),
                     other => (CR_SERVER_LOST, crate::db::one_line(other), true),
                 };
-                out.errors
+                self.out
+                    .errors
                     .entry(code)
                     .and_modify(|g| g.count += 1)
                     .or_insert_with(|| ErrorRun {
@@ -186,20 +192,96 @@ pub fn connection(
                         class: s.class,
                     });
                 if lost {
-                    conn = match spec.connect() {
-                        Ok(c) => c,
-                        Err(e) => {
-                            for _ in rx.iter() {}
-                            return Err(e);
-                        }
-                    };
-                    wire = Wire::default();
-                    db = None;
+                    self.conn = self.spec.connect()?;
+                    self.wire = Wire::default();
+                    self.db = None;
                 }
             }
         }
+        Ok(())
     }
-    Ok(out)
+}
+
+/// Run the statements arriving on `rx` on one connection, paced from
+/// `origin` (set by the first connection of the round to be open, so that
+/// connecting does not make the log's first statement late and every
+/// later one early against it); returns when the sender is dropped.
+pub fn connection(
+    spec: &ConnSpec,
+    rx: Receiver<Vec<Stmt>>,
+    speed: Speed,
+    origin: &OnceLock<Instant>,
+) -> Result<ConnRun> {
+    let conn = match spec.connect() {
+        Ok(c) => c,
+        Err(e) => {
+            // Drain, so the reader never blocks on this queue.
+            for _ in rx.iter() {}
+            return Err(e);
+        }
+    };
+    let mut r = Runner::new(spec, conn, speed, *origin.get_or_init(Instant::now));
+    for batch in rx.iter() {
+        for s in &batch {
+            if let Err(e) = r.run(s) {
+                for _ in rx.iter() {}
+                return Err(e);
+            }
+        }
+    }
+    Ok(r.out)
+}
+
+/// A round from memory ([`super::Loaded`]): one thread per connection,
+/// each running its own statements. Every connection is opened before
+/// any statement runs and the round is timed from then to the last
+/// statement's end, so neither reading the log nor connecting is in it.
+/// Returns the round's time (s) and what the connections did.
+pub fn from_memory(spec: &ConnSpec, conns: &[Vec<Stmt>], speed: Speed) -> Result<(f64, ConnRun)> {
+    let ready = std::sync::Barrier::new(conns.len());
+    let origin = OnceLock::new();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = conns
+            .iter()
+            .map(|stmts| {
+                let (ready, origin) = (&ready, &origin);
+                scope.spawn(move || -> Result<(Instant, ConnRun)> {
+                    let conn = spec.connect();
+                    // Every thread waits, a failed one too: the others
+                    // would wait for it for ever.
+                    ready.wait();
+                    let mut r = Runner::new(spec, conn?, speed, *origin.get_or_init(Instant::now));
+                    for s in stmts {
+                        r.run(s)?;
+                    }
+                    Ok((Instant::now(), r.out))
+                })
+            })
+            .collect();
+        let mut all = ConnRun::default();
+        let mut end: Option<Instant> = None;
+        let mut failed = None;
+        for h in handles {
+            match h.join() {
+                Ok(Ok((t, r))) => {
+                    end = Some(end.map_or(t, |e| e.max(t)));
+                    all.merge(r);
+                }
+                Ok(Err(e)) => {
+                    failed.get_or_insert(e);
+                }
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let secs = match (origin.get(), end) {
+            (Some(o), Some(e)) => e.duration_since(*o).as_secs_f64(),
+            _ => 0.0,
+        };
+        Ok((secs, all))
+    })
 }
 
 /// Sends statements to connection threads, starting one on first use.
