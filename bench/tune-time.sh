@@ -5,7 +5,7 @@
 # differs from "before" in something an OLTP run shows) with its own
 # sandbox on ext4 over a loop device backed by /dev/shm:
 #   quick     `tune --quick MNT --socket …`          (target: under 60 s, OLTP included)
-#   default   `tune MNT --socket …` (5m budget)      (target: half of 276 s, the same verdicts)
+#   default   `tune MNT --socket …` (default budget)  (target: half of 276 s, the same verdicts)
 #   long      `tune MNT --budget LONG --socket …`    (the verdicts to match)
 # Per run: wall time, each phase's time and status, and the OLTP cells'
 # verdicts (workload@threads: verdict, ratio and interval). Appends to
@@ -86,14 +86,19 @@ for n, r in runs.items():
                    for p in r["phases"])
     c = cells(r)
     same = [k for k in c if k in long and c[k]["verdict"] == long[k]["verdict"]]
+    sw = (r.get("sweep") or {}).get("recommendation")
+    sweep = "—" if not sw else f"{sw['action']} {sw.get('setting') or 'current'} ({len((r.get('sweep') or {}).get('workloads', []))} workloads, {(r.get('sweep') or {}).get('rounds')} rounds)"
+    lsw = ((runs.get("long") or {}).get("sweep") or {}).get("recommendation")
+    if lsw and sw and n != "long":
+        sweep += ", as the long run's" if (sw["action"], sw.get("setting")) == (lsw["action"], lsw.get("setting")) else ", NOT the long run's"
     verdicts = "; ".join(f"{k}: {describe(v)}" for k, v in c.items()) or "no OLTP cells"
     match = "—" if n == "long" else f"{len(same)} of {len(long)}"
-    rows.append(f"| {n} | {float(wall[n]):.0f} | {r['budget_s']:.0f} | {ph} | {verdicts} | {match} |")
+    rows.append(f"| {n} | {float(wall[n]):.0f} | {r['budget_s']:.0f} | {ph} | {sweep} | {verdicts} | {match} |")
 stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
 load = open(f"{work}/load").read().strip()
 text = (f"\n### tune-time ({stamp})\n\n`{cmd}`: a planted sandbox (8 MiB buffer pool, 2 × 60,000 rows) as the live "
         f"server, tune's own sandbox on ext4 over a loop device ({'on /var/tmp (disk)' if 'BACKING=disk' in cmd else 'backed by /dev/shm'}). Load average at the end {load} (2 CPUs).\n\n"
-        "| run | wall s | budget s | phases | OLTP cells | verdicts as the long run's |\n|---|---:|---:|---|---|---|\n"
+        "| run | wall s | budget s | phases | sweep's recommendation | OLTP cells | OLTP verdicts as the long run's |\n|---|---:|---:|---|---|---|---|\n"
         + "\n".join(rows) + "\n")
 open(log, "a").write(text)
 print(text)

@@ -18,7 +18,7 @@ use std::time::Duration;
 /// measured, writes the partial report, and exits 130.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes: 0 done (the report is in --out); 2 error; 130 interrupted (the partial report is in --out).\nExamples:\n  innotune tune                      # the running server's datadir, about 5 minutes\n  innotune tune --quick /srv/db      # about 1 minute\n  innotune tune /srv/db --budget 15m --out /tmp/tune-db1\n  innotune tune /mnt/loopfs --device loop0   # switch only the loop device, not the disk under its file\n  innotune tune /srv/db --search --budget 15m --socket /run/mysqld/mysqld.sock\nThen: the `innotune apply …` command printed at the end.\nJSON fields: docs/json-tune.md."
+    after_help = "Exit codes: 0 done (the report is in --out); 2 error; 130 interrupted (the partial report is in --out).\nExamples:\n  innotune tune                      # the running server's datadir, about 2½ minutes\n  innotune tune --quick /srv/db      # about 1 minute\n  innotune tune /srv/db --budget 15m --out /tmp/tune-db1\n  innotune tune /mnt/loopfs --device loop0   # switch only the loop device, not the disk under its file\n  innotune tune /srv/db --search --budget 15m --socket /run/mysqld/mysqld.sock\nThen: the `innotune apply …` command printed at the end.\nJSON fields: docs/json-tune.md."
 )]
 pub struct TuneArgs {
     /// A directory on the filesystem to tune (default: the running server's datadir, else the current directory).
@@ -28,7 +28,7 @@ pub struct TuneArgs {
     #[arg(long, conflicts_with = "budget")]
     pub quick: bool,
 
-    /// Total time to spend (default 5m, with --search 15m; at least 40s, with --search 2m): phases are planned to fit and stopped when it runs out.
+    /// Total time to spend (default 140s, with --search 15m; at least 40s, with --search 2m): phases are planned to fit and stopped when it runs out.
     #[arg(long, value_name = "DURATION", value_parser = parse_budget)]
     pub budget: Option<Duration>,
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// The default budget (`innotune tune`).
-pub const DEFAULT_BUDGET: Duration = Duration::from_secs(300);
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(140);
 /// `--quick`.
 pub const QUICK_BUDGET: Duration = Duration::from_secs(60);
 
@@ -148,7 +148,8 @@ mod tests {
         assert!(o.check_sample() <= Duration::from_secs(2));
         let d = TuneOptions::new(None, false);
         assert_eq!(d.budget, DEFAULT_BUDGET);
-        assert_eq!(d.check_sample(), Duration::from_secs(15));
+        // A twentieth of the 140 s default: 7 s.
+        assert_eq!(d.check_sample(), Duration::from_secs(7));
     }
 
     #[test]
