@@ -624,7 +624,7 @@ fn bad_input_is_one_line_before_connecting() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let log = root.join("tests/fixtures/slowlog/mysql80.log");
     let nowhere = ["--socket", "/nonexistent/mysql.sock", "--no-defaults"];
-    let cases: [(Vec<String>, &str); 3] = [
+    let cases: [(Vec<String>, &str); 4] = [
         (vec!["no-such.log".into()], "no-such.log"),
         (
             vec![
@@ -643,6 +643,16 @@ fn bad_input_is_one_line_before_connecting() {
                 "0".into(),
             ],
             "--concurrency 0",
+        ),
+        (
+            vec![
+                "-".into(),
+                "--rounds".into(),
+                "2".into(),
+                "--preload".into(),
+                "0".into(),
+            ],
+            "--preload 0",
         ),
     ];
     for (args, want) in cases {

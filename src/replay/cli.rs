@@ -47,7 +47,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     pub compare: Option<PathBuf>,
 
-    /// Read the log's statements into memory before the first round when they fit in SIZE (each statement's text plus 48 bytes), so the rounds time the statements alone and later rounds do not read the log again; a log that holds more is streamed (reading it is then in the rounds' time). 0: always stream.
+    /// Read the log's statements into memory before the first round when they fit in SIZE (each statement's text plus 128 bytes), so the rounds time the statements alone and later rounds do not read the log again; a log that holds more is streamed (reading it is then in the rounds' time). 0: always stream.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::units::parse_size)]
     pub preload: u64,
 

@@ -61,6 +61,16 @@ fn replay(env: &Env, args: &ReplayArgs) -> Result<ReplayReport> {
         )
         .into());
     }
+    if args.log.as_os_str() == "-" && args.rounds > 1 && args.preload == 0 {
+        return Err(Fix::new(
+            format!(
+                "--rounds {} from stdin with --preload 0: stdin cannot be read twice, and --preload 0 keeps nothing in memory",
+                args.rounds
+            ),
+            "give the log as a file, or a --preload SIZE its statements fit in",
+        )
+        .into());
+    }
     // Read before anything runs: a bad file, or one mixing a slow and a
     // general log, costs no replay.
     let mut source = general::Source::open(&args.log)?;
@@ -151,7 +161,13 @@ fn replay(env: &Env, args: &ReplayArgs) -> Result<ReplayReport> {
             // It fitted: nothing ran yet. This round and the next run from
             // memory.
             load_s = Some(start.elapsed().as_secs_f64());
-            let mut conns: Vec<Vec<run::Stmt>> = (0..d.connections).map(|_| Vec::new()).collect();
+            // Sized first, so sorting by connection holds each record at
+            // most twice (as STMT_OVERHEAD counts), never a doubled Vec.
+            let mut per = vec![0usize; d.connections];
+            for (c, _) in &load.kept {
+                per[*c] += 1;
+            }
+            let mut conns: Vec<Vec<run::Stmt>> = per.into_iter().map(Vec::with_capacity).collect();
             for (c, s) in load.kept {
                 conns[c].push(s);
             }
@@ -177,8 +193,10 @@ fn replay(env: &Env, args: &ReplayArgs) -> Result<ReplayReport> {
     ))
 }
 
-/// Memory a statement read into memory takes over its text.
-const STMT_OVERHEAD: u64 = 48;
+/// Memory a statement read into memory takes over its text, at the peak
+/// (when the log-ordered list is sorted by connection both hold its
+/// record, 56 + 48 bytes) plus the allocator's share of its text's box.
+const STMT_OVERHEAD: u64 = 128;
 
 /// The first round's reading of the log into memory (`--preload`).
 struct Load {

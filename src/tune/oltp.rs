@@ -360,8 +360,10 @@ pub const MIN_ROUNDS: u32 = 4;
 /// sooner): beyond this, a longer window is worth more than another round.
 pub const MAX_ROUNDS: u32 = 10;
 /// Shortest measured window of a run: at one thread half a second holds
-/// hundreds of transactions, and the cells' verdicts at 4 rounds of it
-/// were those of a 10-minute run (bench/tune-time.sh, bench/log/2026-11-29.md).
+/// hundreds of transactions. With it the 140 s default's cells matched a
+/// 10-minute run's verdicts in 7 and 8 of 10 (the others: small effects
+/// called faster by one run and no difference by the other;
+/// bench/tune-time.sh, bench/log/2026-11-29.md).
 pub const MIN_WINDOW: Duration = Duration::from_millis(500);
 /// The window a plan aims at before adding rounds.
 pub const TARGET_WINDOW: Duration = Duration::from_secs(3);
