@@ -91,7 +91,7 @@ pub enum Parsed<'a> {
 pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     let first = *needle.first()?;
     let mut from = 0;
-    while let Some(o) = memchr::memchr(first, &hay[from..]) {
+    while let Some(o) = find_byte(&hay[from..], first) {
         let at = from + o;
         if hay[at..].starts_with(needle) {
             return Some(at);
@@ -143,7 +143,52 @@ pub fn last_boundary(buf: &[u8]) -> Option<usize> {
 /// Call `f` for every entry in `region`, which starts at an entry boundary
 /// (or the file start) and ends at one (`at_eof` false) or at the end of
 /// the input (`at_eof` true).
+///
+/// Each record is first tried by [`Fast::record`], which reads the common
+/// shape (header lines, then a one-line statement ending in `;` at the
+/// next boundary) in one walk over its lines and finds the boundary as it
+/// goes; anything else (a multi-line statement, an administrator command,
+/// start-up lines, a value that is not a number, the input's last record)
+/// is read by [`chunk`] between the separators `memmem` finds, as before.
+/// Both give the same entries (`fast_and_generic_agree`).
 pub fn for_each<'a>(region: &'a [u8], at_eof: bool, mut f: impl FnMut(Parsed<'a>)) {
+    let finder = memmem::Finder::new(SEP);
+    let mut fast = Fast::default();
+    let mut start = 0;
+    loop {
+        if let Some((e, next)) = fast.record(region, start) {
+            f(Parsed::Entry(e));
+            start = next;
+            continue;
+        }
+        let sep = finder
+            .find_iter(&region[start..])
+            .map(|o| start + o)
+            .find(|&sep| is_boundary(region, sep));
+        match sep {
+            Some(sep) => {
+                chunk(&region[start..sep], false, &mut f);
+                start = sep + 2;
+            }
+            None => {
+                if start < region.len() {
+                    let mut last = &region[start..];
+                    // pt: `s/;\n#?\Z//` (a final `;` without a newline stays, as in pt).
+                    if let Some(s) = last.strip_suffix(b";\n") {
+                        last = s;
+                    }
+                    chunk(last, at_eof, &mut f);
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// The reference reader [`for_each`] falls back on, alone: every record
+/// between separators through [`chunk`] (the fast path's differential test).
+#[cfg(test)]
+fn for_each_generic<'a>(region: &'a [u8], at_eof: bool, mut f: impl FnMut(Parsed<'a>)) {
     let finder = memmem::Finder::new(SEP);
     let mut start = 0;
     for sep in finder.find_iter(region) {
@@ -155,12 +200,299 @@ pub fn for_each<'a>(region: &'a [u8], at_eof: bool, mut f: impl FnMut(Parsed<'a>
     }
     if start < region.len() {
         let mut last = &region[start..];
-        // pt: `s/;\n#?\Z//` (a final `;` without a newline stays, as in pt).
         if let Some(s) = last.strip_suffix(b";\n") {
             last = s;
         }
         chunk(last, at_eof, &mut f);
     }
+}
+
+/// The first `b` in `h`. Header lines and statements are 10–100 bytes:
+/// there, memchr's per-call set-up (~65 instructions a call, 13 calls an
+/// entry, callgrind, bench/log/2026-11-29.md) cost more than the search,
+/// so the first 128 bytes are searched 16 at a time inline (SSE2, part of
+/// every x86-64 CPU) and only a longer search goes to memchr.
+#[inline(always)]
+pub fn find_byte(h: &[u8], b: u8) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+        };
+        let mut i = 0;
+        // SAFETY: SSE2 is in the x86-64 baseline; each load reads the 16
+        // bytes h[i..i + 16], inside `h` by the loop's condition.
+        unsafe {
+            let n = _mm_set1_epi8(b as i8);
+            while i + 16 <= h.len() {
+                let v = _mm_loadu_si128(h.as_ptr().add(i).cast::<__m128i>());
+                let m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, n)) as u32;
+                if m != 0 {
+                    return Some(i + m.trailing_zeros() as usize);
+                }
+                i += 16;
+                if i == 128 {
+                    return memchr::memchr(b, &h[i..]).map(|o| i + o);
+                }
+            }
+        }
+        h[i..].iter().position(|&c| c == b).map(|o| i + o)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    memchr::memchr(b, h)
+}
+
+/// The common record's reader, with what it keeps from one record to the
+/// next: the last `# User@Host:` line and what it said (a log's entries
+/// mostly repeat the same one).
+#[derive(Default)]
+struct Fast<'a> {
+    user_host: Option<(&'a [u8], Option<UserHost<'a>>)>,
+}
+
+impl<'a> Fast<'a> {
+    /// The record starting at `s`, when it is the common shape: `#`, `use`
+    /// and `SET` lines, then one statement line ending in `;` followed by
+    /// a line starting with `#` (a boundary). Returns the entry as
+    /// [`entry`] reads `region[s..sep]`, and where the next record starts;
+    /// `None` leaves the record to [`chunk`].
+    fn record(&mut self, r: &'a [u8], s: usize) -> Option<(Entry<'a>, usize)> {
+        let mut e = Entry::default();
+        let mut got_set = false;
+        let mut header = false;
+        let mut p = s;
+        loop {
+            let n = p + find_byte(&r[p..], b'\n')?;
+            let line = &r[p..n];
+            let boundary = line.last() == Some(&b';')
+                && r.get(n + 1) == Some(&b'#')
+                && !r[n + 1..].starts_with(ADMIN);
+            match line.first() {
+                Some(b'#') => {
+                    if boundary {
+                        return None;
+                    }
+                    header = true;
+                    self.meta_line(line, &mut e);
+                    if e.admin {
+                        return None;
+                    }
+                }
+                _ if boundary && !header => return None,
+                _ if line.starts_with(b"use ") => {
+                    if boundary {
+                        return None;
+                    }
+                    header = true;
+                    if e.db.is_none() {
+                        let v = &line[4..];
+                        let end = find_byte(v, b';').unwrap_or(v.len());
+                        e.db = Some(v[..end].trim_ascii());
+                    }
+                }
+                _ if line.starts_with(b"SET timestamp")
+                    || line.starts_with(b"SET insert_id")
+                    || line.starts_with(b"SET last_insert_id") =>
+                {
+                    if boundary {
+                        return None;
+                    }
+                    header = true;
+                    if !got_set {
+                        got_set = true;
+                        set_line(line, &mut e);
+                    }
+                }
+                _ => {
+                    // The statement: one line, the record's last.
+                    let q = &line[..line.len().saturating_sub(1)];
+                    if !boundary || q.is_empty() || e.bad_value || is_header(q) {
+                        return None;
+                    }
+                    e.query = q;
+                    e.size = n - 1 - s;
+                    return Some((e, n + 1));
+                }
+            }
+            p = n + 1;
+        }
+    }
+
+    /// [`meta_line`], with the `# User@Host:` line read once while it
+    /// repeats.
+    fn meta_line(&mut self, line: &'a [u8], e: &mut Entry<'a>) {
+        let Some(v) = line.strip_prefix(b"# User@Host:") else {
+            if !printed(line, e) {
+                meta_line(line, e);
+            }
+            return;
+        };
+        if e.user.is_some() {
+            return;
+        }
+        let got = match self.user_host {
+            Some((last, got)) if last == v => got,
+            _ => {
+                let got = user_host(v);
+                self.user_host = Some((v, got));
+                got
+            }
+        };
+        apply_user_host(got, e);
+    }
+}
+
+/// A cursor over one header line, for [`printed`].
+struct Cursor<'a> {
+    b: &'a [u8],
+    p: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// `s` here, stepped over.
+    fn lit(&mut self, s: &[u8]) -> Option<()> {
+        self.b[self.p..].starts_with(s).then(|| self.p += s.len())
+    }
+    /// One or more spaces and tabs.
+    fn blanks(&mut self) -> Option<()> {
+        let from = self.p;
+        while matches!(self.b.get(self.p), Some(b' ' | b'\t')) {
+            self.p += 1;
+        }
+        (self.p > from).then_some(())
+    }
+    /// A value: the bytes to the next blank or the end, not empty and not
+    /// ending in `:` (which would make it the next key, not a value).
+    fn value(&mut self) -> Option<&'a [u8]> {
+        // Values are 1–10 bytes: a byte loop ends sooner than
+        // [`blank_at`]'s words.
+        let from = self.p;
+        while let Some(&c) = self.b.get(self.p) {
+            if c == b' ' || c == b'\t' {
+                break;
+            }
+            self.p += 1;
+        }
+        let v = &self.b[from..self.p];
+        (!v.is_empty() && !v.ends_with(b":")).then_some(v)
+    }
+    /// A count ([`num_u`] of a [`Self::value`]), read as it is walked.
+    fn count(&mut self) -> Option<u64> {
+        let (n, len) = digits_prefix(&self.b[self.p..])?;
+        self.number_end(len).then_some(n)
+    }
+    /// Seconds in ns ([`seconds_ns`] of a [`Self::value`]), read as walked.
+    fn seconds(&mut self) -> Option<u64> {
+        // `D.DDDDDD`, as servers print a time under 10 s (`%.6f`), in
+        // fixed places: a third of the digit-by-digit walk's cost.
+        let b = &self.b[self.p..];
+        if b.len() >= 8 && b[1] == b'.' && matches!(b.get(8), None | Some(b' ' | b'\t')) {
+            let d = |k: usize| b[k].wrapping_sub(b'0');
+            let f = [d(2), d(3), d(4), d(5), d(6), d(7)];
+            if d(0) <= 9 && f.iter().all(|&x| x <= 9) {
+                let frac = f.iter().fold(0u64, |n, &x| n * 10 + u64::from(x));
+                self.p += 8;
+                return Some(u64::from(d(0)) * 1_000_000_000 + frac * 1_000);
+            }
+        }
+        let (ns, len) = seconds_prefix(&self.b[self.p..])?;
+        self.number_end(len).then_some(ns)
+    }
+    /// A number of `len` bytes here is the whole value (a blank or the
+    /// line's end follows): step over it.
+    fn number_end(&mut self, len: usize) -> bool {
+        let end = self.p + len;
+        let whole = len > 0 && matches!(self.b.get(end), None | Some(b' ' | b'\t'));
+        if whole {
+            self.p = end;
+        }
+        whole
+    }
+    /// The end of the line, after any blanks.
+    fn end(&mut self) -> Option<()> {
+        while matches!(self.b.get(self.p), Some(b' ' | b'\t')) {
+            self.p += 1;
+        }
+        (self.p == self.b.len()).then_some(())
+    }
+}
+
+/// The attribute lines servers print with a fixed layout, read by matching
+/// it: `# Query_time: T  Lock_time: T  Rows_sent: N  Rows_examined: N`
+/// (every server), `# Thread_id: N  Schema: S  QC_hit: W` and
+/// `# Rows_affected: N  Bytes_sent: N` (MariaDB). Blanks between pairs
+/// may be any run (MySQL prints one before `Rows_sent`). `false`, with
+/// nothing set, when the line is anything else or a value is not a number
+/// that fits: [`meta_line`] reads it then. For these lines both give the
+/// same fields: each value is the run of bytes up to the next blank, as in
+/// [`attributes`]; only the key dispatch and the search for each token's
+/// end are skipped (about 450 of 585 instructions a line, callgrind).
+fn printed<'a>(line: &'a [u8], e: &mut Entry<'a>) -> bool {
+    let mut c = Cursor { b: line, p: 0 };
+    if line.starts_with(b"# Query_time: ") {
+        let mut got = || -> Option<(u64, u64, u64, u64)> {
+            c.p = 14;
+            let qt = c.seconds()?;
+            c.blanks()?;
+            c.lit(b"Lock_time: ")?;
+            let lt = c.seconds()?;
+            c.blanks()?;
+            c.lit(b"Rows_sent: ")?;
+            let rs = c.count()?;
+            c.blanks()?;
+            c.lit(b"Rows_examined: ")?;
+            let re = c.count()?;
+            c.end()?;
+            Some((qt, lt, rs, re))
+        };
+        let Some((qt, lt, rs, re)) = got() else {
+            return false;
+        };
+        e.query_time = Some(qt);
+        e.lock_time = lt;
+        e.rows_sent = rs;
+        e.rows_examined = re;
+        return true;
+    }
+    if line.starts_with(b"# Thread_id: ") {
+        let mut got = || {
+            c.p = 13;
+            let id = c.count()?;
+            c.blanks()?;
+            c.lit(b"Schema: ")?;
+            let schema = c.value()?;
+            c.blanks()?;
+            c.lit(b"QC_hit: ")?;
+            let hit = c.value()?;
+            c.end()?;
+            Some((id, schema, hit))
+        };
+        let Some((id, schema, hit)) = got() else {
+            return false;
+        };
+        e.thread_id = Some(id);
+        e.schema = Some(schema);
+        e.qc_hit = yes(hit);
+        return true;
+    }
+    if line.starts_with(b"# Rows_affected: ") {
+        let mut got = || {
+            c.p = 17;
+            let ra = c.count()?;
+            c.blanks()?;
+            c.lit(b"Bytes_sent: ")?;
+            let bs = c.count()?;
+            c.end()?;
+            Some((ra, bs))
+        };
+        let Some((ra, bs)) = got() else {
+            return false;
+        };
+        e.rows_affected = Some(ra);
+        e.bytes_sent = Some(bs);
+        return true;
+    }
+    false
 }
 
 /// Is this line a server's start-up header (written when the log is opened)?
@@ -196,7 +528,7 @@ pub fn is_header(line: &[u8]) -> bool {
 /// runs on every statement's first line.
 fn d_version(line: &[u8]) -> Option<usize> {
     let mut from = 1;
-    while let Some(o) = memchr::memchr(b',', line.get(from..)?) {
+    while let Some(o) = find_byte(line.get(from..)?, b',') {
         let at = from + o;
         if line[at - 1] == b'd' && line[at..].starts_with(b", Version") {
             return Some(at - 1);
@@ -354,7 +686,7 @@ fn meta_line<'a>(line: &'a [u8], e: &mut Entry<'a>) {
     }
     if let Some(v) = line.strip_prefix(b"# User@Host:") {
         if e.user.is_none() {
-            user_host(v, e);
+            apply_user_host(user_host(v), e);
         }
         return;
     }
@@ -369,36 +701,6 @@ fn meta_line<'a>(line: &'a [u8], e: &mut Entry<'a>) {
         return;
     }
     attributes(body, e);
-}
-
-/// The runs of bytes between spaces and tabs of `b`, in order: what
-/// `split(' ' | '\t')` without its empty pieces gives, walked by hand so
-/// that a token's end is found eight bytes at a time ([`blank_at`]; the
-/// tokens went from 89 to 53 M instructions on 16 MB, callgrind,
-/// bench/log/2026-11-29.md).
-struct Tokens<'a> {
-    b: &'a [u8],
-    i: usize,
-}
-
-impl<'a> Iterator for Tokens<'a> {
-    type Item = &'a [u8];
-    #[inline(always)]
-    fn next(&mut self) -> Option<&'a [u8]> {
-        let b = self.b;
-        let mut i = self.i;
-        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
-            i += 1;
-        }
-        if i == b.len() {
-            self.i = i;
-            return None;
-        }
-        let start = i;
-        i += blank_at(&b[i..]);
-        self.i = i;
-        Some(&b[start..i])
-    }
 }
 
 /// Offset of the first space or tab in `b` (its length without one),
@@ -427,50 +729,113 @@ fn blank_at(b: &[u8]) -> usize {
     i
 }
 
-/// `Key: value  Key: value …` pairs.
-fn attributes<'a>(body: &'a [u8], e: &mut Entry<'a>) {
-    let mut toks = Tokens { b: body, i: 0 };
-    let mut next = toks.next();
-    while let Some(t) = next {
-        next = toks.next();
-        let Some(key) = t.strip_suffix(b":") else {
+/// `Key: value  Key: value …` pairs: the runs of bytes between spaces and
+/// tabs, walked once; a run ending in `:` is a key and the run after it its
+/// value, unless that one ends in `:` too (the value is then empty and that
+/// run the next key). A value of digits and dots, the common one, ends at
+/// the first other byte without a search for its blank.
+fn attributes<'a>(b: &'a [u8], e: &mut Entry<'a>) {
+    let skip = |mut i: usize| {
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
+        }
+        i
+    };
+    let mut i = skip(0);
+    while i < b.len() {
+        let j = i + blank_at(&b[i..]);
+        if b[j - 1] != b':' {
+            i = skip(j);
             continue;
-        };
-        // `Schema:` is empty when no database is selected (MariaDB).
-        let value = match next {
-            Some(v) if !v.ends_with(b":") => {
-                next = toks.next();
-                v
+        }
+        let key = key_of(&b[i..j - 1]);
+        let k = skip(j);
+        let mut l = k;
+        while l < b.len() && (b[l].is_ascii_digit() || b[l] == b'.') {
+            l += 1;
+        }
+        let next = if l > k && (l == b.len() || b[l] == b' ' || b[l] == b'\t') {
+            set_attribute(key, &b[k..l], e);
+            l
+        } else if k == b.len() {
+            set_attribute(key, b"", e);
+            k
+        } else {
+            let l = k + blank_at(&b[k..]);
+            if b[l - 1] == b':' {
+                set_attribute(key, b"", e);
+                k
+            } else {
+                set_attribute(key, &b[k..l], e);
+                l
             }
-            _ => b"",
         };
-        set_attribute(key, value, e);
+        i = skip(next);
     }
 }
 
-/// `1.000215` seconds → nanoseconds (at most 9 decimals are kept).
+/// `1.000215` seconds → nanoseconds (at most 9 decimals are kept): digits,
+/// at most one `.`, digits; anything else, no digit at all, or a value
+/// past 2⁶⁴ ns is `None`.
 pub fn seconds_ns(v: &[u8]) -> Option<u64> {
-    let (int, frac) = match memchr::memchr(b'.', v) {
-        Some(i) => (&v[..i], &v[i + 1..]),
-        None => (v, &b""[..]),
-    };
-    if int.is_empty() && frac.is_empty() {
+    seconds_prefix(v)
+        .filter(|&(_, len)| len == v.len())
+        .map(|(ns, _)| ns)
+}
+
+/// The seconds [`seconds_ns`] reads at the start of `v`, and their length:
+/// one pass, which [`Cursor::seconds`] ends at the next blank.
+fn seconds_prefix(v: &[u8]) -> Option<(u64, usize)> {
+    static SCALE: [u64; 10] = [
+        1_000_000_000,
+        100_000_000,
+        10_000_000,
+        1_000_000,
+        100_000,
+        10_000,
+        1_000,
+        100,
+        10,
+        1,
+    ];
+    let (whole, mut i) = digits_prefix(v)?;
+    let int_len = i;
+    let (mut ns, mut frac_len) = (0u64, 0usize);
+    if v.get(i) == Some(&b'.') {
+        i += 1;
+        while let Some(&c) = v.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            if frac_len < 9 {
+                ns = ns * 10 + u64::from(d);
+            }
+            frac_len += 1;
+            i += 1;
+        }
+    }
+    if int_len == 0 && frac_len == 0 {
         return None;
     }
-    let whole = if int.is_empty() { 0 } else { num_u(int)? };
-    let mut ns = 0u64;
-    for k in 0..9 {
-        let d = match frac.get(k) {
-            Some(c) if c.is_ascii_digit() => u64::from(c - b'0'),
-            Some(_) => return None,
-            None => 0,
-        };
-        ns = ns * 10 + d;
+    let ns = ns * SCALE[frac_len.min(9)];
+    Some((whole.checked_mul(1_000_000_000)?.checked_add(ns)?, i))
+}
+
+/// The decimal digits at the start of `v` (maybe none: 0) and how many;
+/// `None` past 2⁶⁴.
+fn digits_prefix(v: &[u8]) -> Option<(u64, usize)> {
+    let mut n = 0u64;
+    let mut i = 0;
+    while let Some(&c) = v.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(d))?;
+        i += 1;
     }
-    if frac.len() > 9 && !frac[9..].iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    whole.checked_mul(1_000_000_000)?.checked_add(ns)
+    Some((n, i))
 }
 
 /// A decimal count; `None` when it is not one or does not fit in 64 bits.
@@ -503,85 +868,169 @@ fn yes(v: &[u8]) -> bool {
     v.eq_ignore_ascii_case(b"yes") || num_u(v).is_some_and(|n| n > 0)
 }
 
-fn set_attribute<'a>(key: &[u8], v: &'a [u8], e: &mut Entry<'a>) {
-    match key {
-        b"Query_time" => e.query_time = valid(seconds_ns(v), e),
-        b"Lock_time" => e.lock_time = valid(seconds_ns(v), e).unwrap_or(0),
-        b"Rows_sent" => e.rows_sent = valid(num_u(v), e).unwrap_or(0),
-        b"Rows_examined" => e.rows_examined = valid(num_u(v), e).unwrap_or(0),
-        b"Rows_affected" => e.rows_affected = valid(num_u(v), e),
-        b"Bytes_sent" => e.bytes_sent = valid(num_u(v), e),
-        b"Thread_id" => e.thread_id = num_u(v),
-        b"Schema" if !v.is_empty() => e.schema = Some(v),
-        b"QC_hit" | b"QC_Hit" => e.qc_hit = yes(v),
-        b"Full_scan" => {
-            e.plan = true;
-            e.full_scan = yes(v)
-        }
-        b"Full_join" => e.full_join = yes(v),
-        b"Tmp_table" => e.tmp_table = yes(v),
-        b"Tmp_table_on_disk" => {
-            e.plan = true;
-            e.tmp_table_on_disk = yes(v)
-        }
-        b"Filesort" => e.filesort = yes(v),
-        b"Filesort_on_disk" => e.filesort_on_disk = yes(v),
-        // MySQL 8 log_slow_extra names.
-        b"Created_tmp_disk_tables" => {
-            e.plan = true;
-            e.tmp_table_on_disk |= yes(v)
-        }
-        b"Created_tmp_tables" => e.tmp_table |= yes(v),
-        b"Select_scan" => {
-            e.plan = true;
-            e.full_scan |= yes(v)
-        }
-        b"Sort_scan" | b"Sort_range" => e.filesort |= yes(v),
-        _ => {}
+/// The attribute names the digest reads (pt's, MariaDB's, Percona's and
+/// MySQL 8's `log_slow_extra`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Key {
+    QueryTime,
+    LockTime,
+    RowsSent,
+    RowsExamined,
+    RowsAffected,
+    BytesSent,
+    ThreadId,
+    Schema,
+    QcHit,
+    FullScan,
+    FullJoin,
+    TmpTable,
+    TmpTableOnDisk,
+    Filesort,
+    FilesortOnDisk,
+    CreatedTmpDiskTables,
+    CreatedTmpTables,
+    SelectScan,
+    SortScanOrRange,
+    Other,
+}
+
+/// A name's [`Key`], by its length first (one compare where a `match` on
+/// the names tried them in turn).
+fn key_of(k: &[u8]) -> Key {
+    use Key::*;
+    match k.len() {
+        6 if k == b"Schema" => Schema,
+        6 if k == b"QC_hit" || k == b"QC_Hit" => QcHit,
+        8 if k == b"Filesort" => Filesort,
+        9 if k == b"Lock_time" => LockTime,
+        9 if k == b"Rows_sent" => RowsSent,
+        9 if k == b"Thread_id" => ThreadId,
+        9 if k == b"Full_scan" => FullScan,
+        9 if k == b"Full_join" => FullJoin,
+        9 if k == b"Tmp_table" => TmpTable,
+        9 if k == b"Sort_scan" => SortScanOrRange,
+        10 if k == b"Query_time" => QueryTime,
+        10 if k == b"Bytes_sent" => BytesSent,
+        10 if k == b"Sort_range" => SortScanOrRange,
+        11 if k == b"Select_scan" => SelectScan,
+        13 if k == b"Rows_examined" => RowsExamined,
+        13 if k == b"Rows_affected" => RowsAffected,
+        16 if k == b"Filesort_on_disk" => FilesortOnDisk,
+        17 if k == b"Tmp_table_on_disk" => TmpTableOnDisk,
+        18 if k == b"Created_tmp_tables" => CreatedTmpTables,
+        23 if k == b"Created_tmp_disk_tables" => CreatedTmpDiskTables,
+        _ => Other,
     }
 }
 
-/// `# User@Host: user[user] @ host [ip]  Id: N` (pt's `$slow_log_uh_line`).
-fn user_host<'a>(v: &'a [u8], e: &mut Entry<'a>) {
+fn set_attribute<'a>(key: Key, v: &'a [u8], e: &mut Entry<'a>) {
+    use Key::*;
+    match key {
+        QueryTime => e.query_time = valid(seconds_ns(v), e),
+        LockTime => e.lock_time = valid(seconds_ns(v), e).unwrap_or(0),
+        RowsSent => e.rows_sent = valid(num_u(v), e).unwrap_or(0),
+        RowsExamined => e.rows_examined = valid(num_u(v), e).unwrap_or(0),
+        RowsAffected => e.rows_affected = valid(num_u(v), e),
+        BytesSent => e.bytes_sent = valid(num_u(v), e),
+        ThreadId => e.thread_id = num_u(v),
+        Schema if !v.is_empty() => e.schema = Some(v),
+        QcHit => e.qc_hit = yes(v),
+        FullScan => {
+            e.plan = true;
+            e.full_scan = yes(v)
+        }
+        FullJoin => e.full_join = yes(v),
+        TmpTable => e.tmp_table = yes(v),
+        TmpTableOnDisk => {
+            e.plan = true;
+            e.tmp_table_on_disk = yes(v)
+        }
+        Filesort => e.filesort = yes(v),
+        FilesortOnDisk => e.filesort_on_disk = yes(v),
+        // MySQL 8 log_slow_extra names.
+        CreatedTmpDiskTables => {
+            e.plan = true;
+            e.tmp_table_on_disk |= yes(v)
+        }
+        CreatedTmpTables => e.tmp_table |= yes(v),
+        SelectScan => {
+            e.plan = true;
+            e.full_scan |= yes(v)
+        }
+        SortScanOrRange => e.filesort |= yes(v),
+        Schema | Other => {}
+    }
+}
+
+/// What a `# User@Host:` line says: user, host (or IP) and `Id:`.
+type UserHost<'a> = (&'a [u8], &'a [u8], Option<u64>);
+
+/// `# User@Host: user[user] @ host [ip]  Id: N` (pt's `$slow_log_uh_line`);
+/// `None` when it is not that shape.
+fn user_host(v: &[u8]) -> Option<UserHost<'_>> {
     let v = v.strip_prefix(b" ").unwrap_or(v);
     let user_end = if v.first() == Some(&b'[') {
-        match memchr::memchr(b']', v) {
-            Some(i) => i + 1,
-            None => return,
-        }
+        find_byte(v, b']')? + 1
     } else {
-        match memchr::memchr(b'[', v) {
+        match find_byte(v, b'[') {
             Some(i) if i > 0 => i,
-            _ => return,
+            _ => return None,
         }
     };
     let user = &v[..user_end];
-    let Some(at) = find(&v[user_end..], b"@ ").map(|o| user_end + o + 2) else {
-        return;
-    };
+    let at = find(&v[user_end..], b"@ ").map(|o| user_end + o + 2)?;
     let host_end = v[at..]
         .iter()
         .position(|b| b.is_ascii_whitespace())
         .map_or(v.len(), |o| at + o);
     let host = &v[at..host_end];
     if !v[host_end..].starts_with(b" [") {
-        return;
+        return None;
     }
-    let Some(close) = memchr::memrchr(b']', v).filter(|&c| c > host_end + 1) else {
-        return;
-    };
+    let close = memchr::memrchr(b']', v).filter(|&c| c > host_end + 1)?;
     let ip = &v[host_end + 2..close];
-    e.user = Some(user);
-    e.host = Some(if host.is_empty() { ip } else { host });
-    if let Some(id) = find(&v[close..], b"Id:") {
+    let id = find(&v[close..], b"Id:").and_then(|id| {
         let t = v[close + id + 3..].trim_ascii_start();
         let n = t.iter().take_while(|b| b.is_ascii_digit()).count();
-        e.thread_id = num_u(&t[..n]).or(e.thread_id);
+        num_u(&t[..n])
+    });
+    Some((user, if host.is_empty() { ip } else { host }, id))
+}
+
+fn apply_user_host<'a>(got: Option<UserHost<'a>>, e: &mut Entry<'a>) {
+    if let Some((user, host, id)) = got {
+        e.user = Some(user);
+        e.host = Some(host);
+        e.thread_id = id.or(e.thread_id);
     }
 }
 
 /// `SET timestamp=1732550401;` (the first SET line; pt reads only that one).
 fn set_line(line: &[u8], e: &mut Entry<'_>) {
+    // `SET timestamp=N;` as servers print it: the digits read in one pass.
+    if let Some(v) = line.strip_prefix(b"SET timestamp=") {
+        let mut t = 0u64;
+        let mut n = 0;
+        for &c in v {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            match t.checked_mul(10).and_then(|t| t.checked_add(u64::from(d))) {
+                Some(x) => t = x,
+                None => return set_line_generic(line, e),
+            }
+            n += 1;
+        }
+        if n > 0 {
+            e.ts = Some(t as i64);
+        }
+        return;
+    }
+    set_line_generic(line, e)
+}
+
+fn set_line_generic(line: &[u8], e: &mut Entry<'_>) {
     if let Some(at) = find(line, b"timestamp=") {
         let v = &line[at + 10..];
         let n = v.iter().take_while(|b| b.is_ascii_digit()).count();
@@ -664,6 +1113,138 @@ mod tests {
         (q, bad)
     }
 
+    /// Every entry `for_each` reads, as text (Debug), fast path or not.
+    fn all(region: &[u8], at_eof: bool, generic: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        let push = |p: Parsed<'_>| out.push(format!("{p:?}"));
+        if generic {
+            for_each_generic(region, at_eof, push);
+        } else {
+            for_each(region, at_eof, push);
+        }
+        out
+    }
+
+    #[test]
+    fn fast_and_generic_agree() {
+        let mut logs: Vec<Vec<u8>> = [
+            &include_bytes!("../../tests/fixtures/slowlog/edge.log")[..],
+            include_bytes!("../../tests/fixtures/slowlog/mariadb.log"),
+            include_bytes!("../../tests/fixtures/slowlog/mysql56.log"),
+            include_bytes!("../../tests/fixtures/slowlog/mysql57.log"),
+            include_bytes!("../../tests/fixtures/slowlog/mysql80.log"),
+            include_bytes!("../../tests/fixtures/slowlog/percona.log"),
+        ]
+        .iter()
+        .map(|l| l.to_vec())
+        .collect();
+        // The shapes the fast path takes and the ones it must leave:
+        // boundaries after header lines, `;` inside strings, blank and
+        // start-up lines, a repeated and a changed User@Host, `use` and SET.
+        logs.push(
+            b"# User@Host: a[a] @ h [1.2.3.4]  Id: 7\n# Query_time: 0.5  Lock_time: 0  Rows_sent: 1  Rows_examined: 2\nuse d1;\nSET timestamp=10;\nSELECT 1;\n\
+# User@Host: a[a] @ h [1.2.3.4]  Id: 7\n# Query_time: 1.5  Lock_time: 0  Rows_sent: 1  Rows_examined: 2\nSET timestamp=11;\nSELECT ';\n#';\n\
+# User@Host: b[b] @  [5.6.7.8]\n# Thread_id: 9  Schema:   QC_hit: No\n# Query_time: x  Lock_time: 0\nSELECT 2;\n\
+# Time: 241125 16:00:01\n# Query_time: 1\nSET timestamp=12;\n;\n# Query_time: 2\n\nSELECT 3;\n\
+# Query_time: 3\nuse x;\n# Query_time: 4\nSET timestamp=1;\n# administrator command: Quit;\n\
+# Query_time: 5\nTcp port: 3306  Unix socket: /s;\n# Query_time: 6\nSELECT\n 7;\n# Query_time: 7;\n\
+# Query_time: 8\nSELECT 8;\n"
+                .to_vec(),
+        );
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        // Logs as servers write them at long_query_time = 0 (MariaDB's
+        // three attribute lines; MySQL's one, `Id:` and one blank before
+        // `Rows_sent`), every value varied, times of 1–12 digits.
+        for mysql in [false, true] {
+            let mut log = String::new();
+            for k in 0..400 {
+                let t = format!(
+                    "{}.{:0w$}",
+                    rnd(3) * rnd(12),
+                    rnd(1_000_000),
+                    w = 1 + rnd(9)
+                );
+                let (rs, re, tid) = (rnd(12), rnd(12), 1 + rnd(4));
+                if mysql {
+                    log += &format!(
+                        "# Time: 2024-11-25T16:00:{:02}.{:06}Z\n# User@Host: u{tid}[u{tid}] @ localhost []  Id:{:>6}\n# Query_time: {t}  Lock_time: 0.{:06} Rows_sent: {rs}  Rows_examined: {re}\n",
+                        k % 60,
+                        rnd(999_999),
+                        tid,
+                        rnd(99),
+                    );
+                } else {
+                    log += &format!(
+                        "# User@Host: u{tid}[u{tid}] @ localhost []\n# Thread_id: {tid}  Schema: {}  QC_hit: {}\n# Query_time: {t}  Lock_time: 0.{:06}  Rows_sent: {rs}  Rows_examined: {re}\n# Rows_affected: {}  Bytes_sent: {}\n",
+                        ["db", "sbtest"][rnd(2)],
+                        ["No", "Yes"][rnd(2)],
+                        rnd(99),
+                        rnd(3),
+                        rnd(5000),
+                    );
+                }
+                log += &format!(
+                    "SET timestamp={};\nSELECT c FROM t{} WHERE id={};\n",
+                    1_700_000_000 + k,
+                    rnd(4),
+                    rnd(10_000)
+                );
+            }
+            logs.push(log.into_bytes());
+        }
+        // Seeded mutations of each: bytes changed, dropped and doubled,
+        // among the ones the two paths branch on.
+        let alphabet = b"#;\n :.0123456789 []@TSau\t/";
+        let base = logs.clone();
+        for l in &base {
+            for _ in 0..40 {
+                let mut m = l.clone();
+                for _ in 0..1 + rnd(6) {
+                    let at = rnd(m.len().max(1));
+                    match rnd(3) {
+                        0 if at < m.len() => m[at] = alphabet[rnd(alphabet.len())],
+                        1 if at < m.len() => {
+                            m.remove(at);
+                        }
+                        _ => m.insert(at.min(m.len()), alphabet[rnd(alphabet.len())]),
+                    }
+                }
+                logs.push(m);
+            }
+        }
+        let mut fast_records = 0;
+        for l in &logs {
+            for at_eof in [true, false] {
+                let (f, g) = (all(l, at_eof, false), all(l, at_eof, true));
+                assert_eq!(f, g, "{:?}", String::from_utf8_lossy(l));
+            }
+            // Cut at a boundary in the middle, as threads and streams do.
+            let cut = next_boundary(l, l.len() / 2);
+            for (r, eof) in [(&l[..cut], false), (&l[cut..], true)] {
+                assert_eq!(all(r, eof, false), all(r, eof, true));
+            }
+            let mut fast = Fast::default();
+            let mut s = 0;
+            while s < l.len() {
+                s = match fast.record(l, s) {
+                    Some((_, next)) => {
+                        fast_records += 1;
+                        next
+                    }
+                    None => next_boundary(l, s + 1),
+                };
+            }
+        }
+        // The fast path is taken, not only fallen back from.
+        assert!(fast_records > 100, "{fast_records}");
+    }
+
     #[test]
     fn blank_at_finds_the_first_space_or_tab_as_a_byte_loop_does() {
         let slow = |b: &[u8]| {
@@ -719,6 +1300,23 @@ mod tests {
         assert_eq!(seconds_ns(b"12"), Some(12_000_000_000));
         assert_eq!(seconds_ns(b"1.5"), Some(1_500_000_000));
         assert_eq!(seconds_ns(b"x"), None);
+        assert_eq!(seconds_ns(b"0.000623"), Some(623_000));
+        assert_eq!(seconds_ns(b".5"), Some(500_000_000));
+        assert_eq!(seconds_ns(b"5."), Some(5_000_000_000));
+        assert_eq!(seconds_ns(b"0.1234567891234"), Some(123_456_789));
+        assert_eq!(seconds_ns(b"18446744073.709551615"), Some(u64::MAX));
+        for bad in [
+            &b"."[..],
+            b"",
+            b"1.5.3",
+            b"1e400",
+            b"0.12345678912x",
+            b"18446744073.709551616",
+            b"-1",
+            b"1 ",
+        ] {
+            assert_eq!(seconds_ns(bad), None, "{bad:?}");
+        }
     }
 
     #[test]
