@@ -24,7 +24,10 @@
 # the child) over those statements, and its server CPU the copy server's
 # (/proc/PID/stat) over the same run. Ratios per round, innotune replay over
 # each other tool, with the paired Hodges-Lehmann estimate and its exact
-# 95 % interval (bench/paired.py). Appended to bench/log/<UTC date>.md.
+# 95 % interval (bench/paired.py). Also replay's rate while all its
+# connections were busy (totals.all_busy_queries_per_s; the rest of a round
+# is a tail on fewer connections, which neither the original nor its
+# concurrency had) over the original's. Appended to bench/log/<UTC date>.md.
 #
 # Usage: ROUNDS=5 THREADS=4 TIME=10 bench/replay-compare.sh
 #   BIN=path   the innotune binary (default target/release/innotune)
@@ -130,6 +133,7 @@ def oltp():
 def replay():
     out, n, cpu = timed([bin_, "--format", "json", "replay", log, "--speed", "max", "--concurrency", str(threads), *conn])
     t = json.loads(out)["result"]["totals"]
+    busy.append((t["all_busy_queries_per_s"], t["all_busy_s"] / t["elapsed_s"]))
     return t["statements"] / t["elapsed_s"], n, cpu, t["errors"]
 
 # MariaDB's mysqlslap takes --number-of-queries as the total over its
@@ -142,6 +146,9 @@ def slap():
     s = float([l for l in out.splitlines() if "Average number of seconds to run all queries" in l][0].split(":")[1].split()[0])
     return n / s, n, cpu, 0
 
+# replay's rate while all its connections were busy (totals.all_busy_*),
+# and that part's share of the round, per round.
+busy = []
 tools = [("oltp", oltp), ("replay", replay), ("slap", slap)]
 res = {k: [] for k, _ in tools}
 for r in range(rounds):
@@ -176,6 +183,9 @@ cpus = os.cpu_count()
 version = subprocess.run(["mariadb", "--no-defaults", "-S", sock, "-uroot", "-N", "-e", "SELECT VERSION()"],
                          capture_output=True, text=True).stdout.strip()
 ro, rs = ratio("oltp"), ratio("slap")
+bq = [b[0] / o[0] for b, o in zip(busy, res["oltp"])]
+be, bci = hodges_lehmann(bq)
+bci_s = "—" if bci is None else f"{bci[0]:.3f}–{bci[1]:.3f}"
 sec = f"""
 ## replay vs the oltp run it replays vs mysqlslap ({now}, `bench/replay-compare.sh`)
 
@@ -188,6 +198,7 @@ Log: `innotune oltp oltp_read_only run --db-ps-mode disable`, {threads} threads,
 {row("slap", f"mysqlslap --query=FILE --concurrency={threads} --number-of-queries={len(stmts)}")}
 
 Replay over the original run: QPS **{ro[0]:.3f}** (CI {ro[1]}, {ro[2]}); client CPU per statement {ro[3]:.3f} (CI {ro[4]}).
+Replay while all {threads} connections were busy (`totals.all_busy_queries_per_s`: from the round's start until the first connection ran out of statements, {med([b[1] for b in busy]) * 100:.0f} % of the round in the median; q/s per round {', '.join(f'{b[0]:.0f}' for b in busy)}) over the original run, which had its {threads} threads busy throughout: QPS **{be:.3f}** (CI {bci_s}, {verdict(bci, "replay")}).
 Replay over mysqlslap: QPS **{rs[0]:.3f}** (CI {rs[1]}, {rs[2]}); client CPU per statement {rs[3]:.3f} (CI {rs[4]}).
 mysqlslap's clients each run the first {per_client} statements of the log's order (the same statement mix, not the sessions' own streams); the replay runs each session's statements on its connection, {threads} connections.
 

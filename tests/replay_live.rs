@@ -303,6 +303,32 @@ fn a_copy_replays_every_class_of_the_log() {
         v["result"]["totals"]["load_s"].as_f64().unwrap() > 0.0,
         "{v}"
     );
+    // One connection is busy the whole round: the all-busy part is all of it.
+    let t = &v["result"]["totals"];
+    assert_eq!(t["all_busy_statements"], t["statements"], "{t}");
+    assert_eq!(t["all_busy_s"], t["elapsed_s"], "{t}");
+    // Two (one a session): the part until the first ran out holds some of
+    // the statements and some of the time, at its own rate.
+    let v2 = replayed(
+        state.path(),
+        &log,
+        &["--speed", "max", "--concurrency", "2"],
+        &copy_args(&copy),
+    );
+    assert_eq!(replayed_classes(&v2), want);
+    let t = &v2["result"]["totals"];
+    assert_eq!(v2["result"]["connections"], 2, "{t}");
+    let (n, all) = (
+        t["all_busy_statements"].as_u64().unwrap(),
+        t["statements"].as_u64().unwrap(),
+    );
+    let (s, elapsed) = (
+        t["all_busy_s"].as_f64().unwrap(),
+        t["elapsed_s"].as_f64().unwrap(),
+    );
+    assert!(n > 0 && n <= all && s > 0.0 && s <= elapsed, "{t}");
+    let q = t["all_busy_queries_per_s"].as_f64().unwrap();
+    assert!((q - n as f64 / s).abs() < 1e-6 * q, "{t}");
     for preload in ["0", "16KiB"] {
         let v = replayed(
             state.path(),
@@ -318,6 +344,10 @@ fn a_copy_replays_every_class_of_the_log() {
         );
         assert!(
             v["result"]["totals"]["load_s"].is_null(),
+            "--preload {preload}"
+        );
+        assert!(
+            v["result"]["totals"]["all_busy_s"].is_null(),
             "--preload {preload}"
         );
     }

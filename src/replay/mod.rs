@@ -309,6 +309,7 @@ fn build(
     for (_, r) in rounds {
         all.merge(r);
     }
+    let all_busy = all.all_busy.filter(|(s, _)| *s > 0.0);
     // Bonferroni over the classes compared (those that ran on both sides),
     // as sweep and prove correct over their comparisons: a log of twenty
     // classes tested at 0.05 each would call one of them changed by chance.
@@ -441,6 +442,9 @@ fn build(
             } else {
                 0.0
             },
+            all_busy_s: all_busy.map(|(s, _)| s),
+            all_busy_statements: all_busy.map(|(_, n)| n),
+            all_busy_queries_per_s: all_busy.map(|(s, n)| n as f64 / s),
         },
         classes,
         errors: errors_by_code,

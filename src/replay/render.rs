@@ -83,6 +83,14 @@ impl Report for ReplayReport {
                 }
             ),
         );
+        if let (Some(q), Some(s)) = (t.all_busy_queries_per_s, t.all_busy_s) {
+            kv.add(
+                format!("While all {} busy", self.connections),
+                format!(
+                    "{q:.0} queries/s over the first {s:.2} s (until a connection ran out of statements; the rest is a tail on fewer)"
+                ),
+            );
+        }
         d.key_values(kv);
         if let Some(w) = &self.log.coverage_warning {
             d.note(Tone::Warn, w.clone());

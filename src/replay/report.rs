@@ -75,6 +75,18 @@ pub struct TotalsReport {
     #[serde(default)]
     pub load_s: Option<f64>,
     pub queries_per_s: f64,
+    /// Rounds read from memory: the time from each round's start until its
+    /// first connection ran out of statements (every connection busy),
+    /// summed; None when the log was streamed.
+    #[serde(default)]
+    pub all_busy_s: Option<f64>,
+    /// The statements finished in `all_busy_s`.
+    #[serde(default)]
+    pub all_busy_statements: Option<u64>,
+    /// `all_busy_statements / all_busy_s`: the rate at the concurrency
+    /// asked for, without the tail on fewer connections that ends a round.
+    #[serde(default)]
+    pub all_busy_queries_per_s: Option<f64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -62,6 +62,12 @@ pub struct ErrorRun {
 pub struct ConnRun {
     pub classes: Vec<ClassRun>,
     pub errors: BTreeMap<u16, ErrorRun>,
+    /// Rounds run from memory ([`from_memory`]): the time from the round's
+    /// start until the first connection ran out of statements, while every
+    /// connection was busy, and the statements finished in it (summed over
+    /// rounds by [`ConnRun::merge`]). The rest of a round is a tail on
+    /// fewer connections than the concurrency asked for.
+    pub all_busy: Option<(f64, u64)>,
 }
 
 impl ConnRun {
@@ -74,6 +80,11 @@ impl ConnRun {
     }
 
     pub fn merge(&mut self, o: ConnRun) {
+        self.all_busy = match (self.all_busy, o.all_busy) {
+            (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1)),
+            (a, None) => a,
+            (None, b) => b,
+        };
         for (i, c) in o.classes.iter().enumerate() {
             self.class(i as u32).merge(c);
         }
@@ -237,34 +248,57 @@ pub fn connection(
 /// any statement runs and the round is timed from then to the last
 /// statement's end, so neither reading the log nor connecting is in it.
 /// Returns the round's time (s) and what the connections did.
+///
+/// It also measures the part of the round when every connection was busy
+/// ([`ConnRun::all_busy`]): each connection looks, after each statement,
+/// whether one has finished (one relaxed load), and counts what it had
+/// done when it first sees so; the first to finish counts all it did.
+/// A count can hold one statement that ended just after the first
+/// connection's end, at most one a connection.
 pub fn from_memory(spec: &ConnSpec, conns: &[Vec<Stmt>], speed: Speed) -> Result<(f64, ConnRun)> {
+    use std::sync::atomic::{AtomicBool, Ordering};
     let ready = std::sync::Barrier::new(conns.len());
     let origin = OnceLock::new();
+    let one_done = AtomicBool::new(false);
+    let first_end = OnceLock::new();
     std::thread::scope(|scope| {
         let handles: Vec<_> = conns
             .iter()
             .map(|stmts| {
-                let (ready, origin) = (&ready, &origin);
-                scope.spawn(move || -> Result<(Instant, ConnRun)> {
+                let (ready, origin, one_done, first_end) = (&ready, &origin, &one_done, &first_end);
+                scope.spawn(move || -> Result<(Instant, ConnRun, u64)> {
                     let conn = spec.connect();
                     // Every thread waits, a failed one too: the others
                     // would wait for it for ever.
                     ready.wait();
                     let mut r = Runner::new(spec, conn?, speed, *origin.get_or_init(Instant::now));
-                    for s in stmts {
+                    let mut busy: Option<u64> = None;
+                    for (n, s) in stmts.iter().enumerate() {
                         r.run(s)?;
+                        if busy.is_none() && one_done.load(Ordering::Relaxed) {
+                            busy = Some(n as u64 + 1);
+                        }
                     }
-                    Ok((Instant::now(), r.out))
+                    let end = Instant::now();
+                    // A connection given nothing to run (every statement of
+                    // its sessions skipped) ends no busy period.
+                    if !stmts.is_empty() {
+                        first_end.get_or_init(|| end);
+                        one_done.store(true, Ordering::Relaxed);
+                    }
+                    Ok((end, r.out, busy.unwrap_or(stmts.len() as u64)))
                 })
             })
             .collect();
         let mut all = ConnRun::default();
         let mut end: Option<Instant> = None;
         let mut failed = None;
+        let mut busy_statements = 0;
         for h in handles {
             match h.join() {
-                Ok(Ok((t, r))) => {
+                Ok(Ok((t, r, busy))) => {
                     end = Some(end.map_or(t, |e| e.max(t)));
+                    busy_statements += busy;
                     all.merge(r);
                 }
                 Ok(Err(e)) => {
@@ -280,6 +314,9 @@ pub fn from_memory(spec: &ConnSpec, conns: &[Vec<Stmt>], speed: Speed) -> Result
             (Some(o), Some(e)) => e.duration_since(*o).as_secs_f64(),
             _ => 0.0,
         };
+        if let (Some(o), Some(f)) = (origin.get(), first_end.get()) {
+            all.all_busy = Some((f.duration_since(*o).as_secs_f64(), busy_statements));
+        }
         Ok((secs, all))
     })
 }
