@@ -445,15 +445,25 @@ fn counts_match_sysbench_itself() {
             mine.push(extra);
         }
         let ours = ok(oltp(&s, w, "run", &mine));
-        for f in [
-            "read:",
-            "write:",
-            "other:",
-            "total:",
-            "total number of events:",
-        ] {
+        for f in ["read:", "total:", "total number of events:"] {
             assert_eq!(field(&ours, f), field(&sb, f), "{w} {f}\n{sb}");
         }
+        // sysbench (drv_mysql.c) counts a statement without a result set
+        // as a write when it changed rows, else as other; both tools do,
+        // and a run that meets a row already gone or unchanged (the two
+        // draw their ids apart) moves a statement from one to the other
+        // (seen once in ~10 runs: sysbench 199 writes and 101 other where
+        // innotune had 200 and 100). Their sum is exact, the split within 2.
+        let n = |t: &str, f: &str| field(t, f).parse::<u64>().unwrap();
+        assert_eq!(
+            n(&ours, "write:") + n(&ours, "other:"),
+            n(&sb, "write:") + n(&sb, "other:"),
+            "{w}\n{sb}"
+        );
+        assert!(
+            n(&ours, "write:").abs_diff(n(&sb, "write:")) <= 2,
+            "{w}\n{ours}\n{sb}"
+        );
     }
 }
 
