@@ -133,6 +133,13 @@ pub fn execute(
                     lines.lost_events, lines.overrun, lines.dropped
                 ));
             }
+            let behind = (c.behind > 0).then(|| {
+                format!(
+                    "the analysis fell behind the capture {} time(s) (up to {} MiB of pages waiting) and then ran at normal priority, taking CPU from the load it traced",
+                    c.behind,
+                    c.spool_peak >> 20
+                )
+            });
             let source = Source::Capture {
                 devices: targets.iter().map(|t| t.name.clone()).collect(),
                 window_s: c.window_s,
@@ -157,6 +164,7 @@ pub fn execute(
                     ));
                 }
             }
+            r.notes.extend(behind);
             Ok(r)
         }
     }
