@@ -526,20 +526,9 @@ fn raw_and_text_of_one_capture_give_the_same_tables() {
     let (a, b) = (from_text.finish(), from_raw.finish());
     assert!(a.events > 100);
     assert_eq!(a.events, b.events);
-    assert_eq!(a.devices.len(), b.devices.len());
+    assert_eq!(a.counts(), b.counts());
     for (x, y) in a.devices.iter().zip(&b.devices) {
-        assert_eq!(x.dev, y.dev);
-        assert_eq!(x.incomplete, y.incomplete);
-        assert_eq!(x.unmatched, y.unmatched);
-        assert_eq!(
-            x.dirs.keys().collect::<Vec<_>>(),
-            y.dirs.keys().collect::<Vec<_>>()
-        );
         for (dx, dy) in x.dirs.values().zip(y.dirs.values()) {
-            assert_eq!(
-                (dx.queued, dx.issued, dx.completed),
-                (dy.queued, dy.issued, dy.completed)
-            );
             for (sx, sy) in [
                 (&dx.t.q2c, &dy.t.q2c),
                 (&dx.t.d2c, &dy.t.d2c),

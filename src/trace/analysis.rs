@@ -292,6 +292,31 @@ pub struct Analysis {
     pub before_window: u64,
 }
 
+/// What an analysis counted, per device and direction, without its
+/// timings: [`Analysis::counts`].
+pub type Counts = Vec<(Dev, u64, Unmatched, Vec<(Direction, [u64; 3])>)>;
+
+impl Analysis {
+    /// Per device: its numbers, bios in flight at the end, unmatched
+    /// events, and per direction the bios queued, requests issued and bios
+    /// completed. Two readings of one trace (its text and its raw pages,
+    /// or pages handed over in rounds) must agree on these exactly; their
+    /// timings differ by the text's rounding to microseconds.
+    pub fn counts(&self) -> Counts {
+        self.devices
+            .iter()
+            .map(|d| {
+                let dirs = d
+                    .dirs
+                    .iter()
+                    .map(|(k, v)| (*k, [v.queued, v.issued, v.completed]))
+                    .collect();
+                (d.dev, d.incomplete, d.unmatched, dirs)
+            })
+            .collect()
+    }
+}
+
 impl Analyzer {
     /// Analyse only events at or after `ns`: where a CPU's older events
     /// were overwritten, the bios queued before every CPU's buffer begins

@@ -591,23 +591,8 @@ mod tests {
         assert!(want.events > 100);
         assert_eq!(got.events, want.events);
         assert_eq!(feeder.lines.events, spool.events.load(Ordering::SeqCst));
-        assert_eq!(got.devices.len(), want.devices.len());
-        for (x, y) in got.devices.iter().zip(&want.devices) {
-            assert_eq!(
-                (x.dev, x.incomplete, x.unmatched),
-                (y.dev, y.incomplete, y.unmatched)
-            );
-            assert_eq!(
-                x.dirs.keys().collect::<Vec<_>>(),
-                y.dirs.keys().collect::<Vec<_>>()
-            );
-            for (dx, dy) in x.dirs.values().zip(y.dirs.values()) {
-                assert_eq!(
-                    (dx.queued, dx.issued, dx.completed),
-                    (dy.queued, dy.issued, dy.completed)
-                );
-            }
-        }
+        assert!(!want.devices.is_empty());
+        assert_eq!(got.counts(), want.counts());
     }
 
     /// The analysis gets normal priority when more than the most waits,
