@@ -72,7 +72,7 @@ fn dies_clean(ending: &str, signal: Option<libc::c_int>) {
             .stderr(Stdio::piped()),
     );
     // Held open until the script has ended, so a `read` in ENDING blocks.
-    let stdin = child.stdin.take();
+    let mut stdin = child.stdin.take();
     let lines = child.stdout_lines();
     let first = lines.next_within(WAIT).expect("the stack line");
     let ready = lines.next_within(WAIT).expect("READY");
@@ -86,8 +86,17 @@ fn dies_clean(ending: &str, signal: Option<libc::c_int>) {
     );
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
     assert!(mounts.contains(mnt.as_str()), "{mnt} mounted");
-    if let Some(sig) = signal {
-        child.signal(sig);
+    // The cue to end: a signal, or a line for the `read` every ending
+    // starts with. An ending that died at once raced this test's look at
+    // the mount table with its own clean-up (seen once under load).
+    match signal {
+        Some(sig) => child.signal(sig),
+        None => {
+            use std::io::Write;
+            let cue = stdin.as_mut().expect("the script's stdin");
+            cue.write_all(b"\n").expect("writing the cue");
+            cue.flush().expect("writing the cue");
+        }
     }
     let out = child.output_within(WAIT);
     drop(stdin);
@@ -111,16 +120,18 @@ fn every_way_of_dying_undoes_the_whole_stack() {
     if !support::live() {
         return;
     }
+    // Every ending first waits on its stdin, which the test holds open
+    // until the script has ended: no sleep; the test looks at the stack
+    // after READY, then gives the cue (a line, or a signal).
     // A failed command under `set -e`.
-    dies_clean("false", None);
-    // Signals, while the script waits on its stdin, which the test holds
-    // open until the script has ended: no sleep, READY is the cue.
+    dies_clean("read -r _\nfalse", None);
+    // Signals, while the script waits.
     dies_clean("read -r _", Some(libc::SIGINT));
     dies_clean("read -r _", Some(libc::SIGTERM));
     // Undos registered last (so run first) that fail: the loop device,
     // mounts, pages and directory must still go.
     dies_clean(
-        "bench_undo 'false'\nbench_undo 'umount /nonexistent'\nexit 3",
+        "read -r _\nbench_undo 'false'\nbench_undo 'umount /nonexistent'\nexit 3",
         None,
     );
 }
