@@ -2,8 +2,8 @@
 # Issue 45: tracing at device rates. What a live `innotune trace` costs a
 # load far faster than a disk: 4 KiB random reads at depth 32 from two
 # jobs (`innotune bench`, io_uring, O_DIRECT) on ext4 on a loop device
-# (direct I/O) over a file on a tmpfs, i.e. RAM. Three arms a round, in an
-# order that rotates (A B C, B C A, C A B, …):
+# (direct I/O) over a file on a tmpfs, i.e. RAM. The arms of a round run
+# in an order that rotates (A B C D, B C D A, …):
 #   plain     the load alone
 #   innotune  the load while `innotune trace MNT` captures it (tracefs:
 #             every block event of the loop device, Q2C/D2C and the rest)
@@ -18,10 +18,11 @@
 #             which measured dearer than reading them)
 #   innotune-b  as innotune, with the binary INNOTUNE_B (an A/B of two builds)
 # ARMS="plain innotune bpftrace kernel" (the default) picks and orders them.
-# Per round: each arm's IOPS; the ratios innotune/plain and bpftrace/plain,
-# with the paired Hodges-Lehmann estimate and its exact 95 % interval over
-# the rounds (bench/paired.py); innotune's events per second and the events
-# it lost (lost_events, which it reports, never drops silently); its Q2C median against bpftrace's median bucket.
+# Per round: each arm's IOPS and machine CPU per I/O; each arm's ratios to
+# plain, with the paired Hodges-Lehmann estimate and its exact 95 % interval
+# over the rounds (bench/paired.py); innotune's events per second and the
+# events it lost (lost_events, which it reports, never drops silently); its
+# Q2C median against bpftrace's median bucket.
 # Appends to bench/log/<UTC date>.md.
 #
 # RATE=N: the load is fio capped at N IOPS in all (--rate_iops N/2 a job)
