@@ -214,14 +214,15 @@ fn read_raw(
         let window_s = t0.elapsed().as_secs_f64();
         let after = crate::model::diskstats::read(host);
         let mut lost = None;
-        if read.is_ok() && !trace_instance::release_requested() {
-            // What the kernel had recorded by the end of the window.
-            match reader.drain(&mut cpus) {
-                Ok(round) => spool.send(&tx, round),
-                Err(e) => return Err(e),
+        // What the kernel had recorded by the end of the window (an error
+        // is reported after the analysis thread has ended).
+        let read = read.and_then(|()| {
+            if !trace_instance::release_requested() {
+                spool.send(&tx, reader.drain(&mut cpus)?);
+                lost = Some(lost_by_cpu(&inst, &cpus));
             }
-            lost = Some(lost_by_cpu(&inst, &cpus));
-        }
+            Ok(())
+        });
         drop(cpus);
         // The window is over: what is left is analysed at full speed.
         spool.finish();
@@ -274,9 +275,9 @@ struct Round {
 /// The reader's pages on their way to the analysis thread.
 ///
 /// Why a second thread at idle priority: decoding and matching the events
-/// (btt's method) cost about 6 times what reading the pages costs
-/// (perf, 2026-11-29: 0.72 s of CPU for 6.4 M events, 85 % of it
-/// analysis), and a capture exists to watch a load, so that work must not
+/// (btt's method) cost about 8 times what reading the pages costs
+/// (perf, 2026-11-29: 0.72 s of CPU for 6.4 M events, ~85 % of it
+/// decoding and analysis, ~10 % reading), and a capture exists to watch a load, so that work must not
 /// take the load's CPU. The reader (normal priority: the kernel's buffers
 /// must be drained in time) only copies pages and hands them over; the
 /// analysis runs `SCHED_IDLE`, in the time the load leaves, as blktrace
