@@ -223,9 +223,9 @@ pub fn find_byte(h: &[u8], b: u8) -> Option<usize> {
                 }
             }
             // The last 1–15 bytes: the 16 ending with `h`, the ones already
-            // looked at shifted out. A byte loop there cost up to ~60
-            // instructions a call on the short lines and values searched
-            // here (`is_header`'s comma search on every statement: ~116 a
+            // looked at shifted out, not a byte loop (up to ~60 instructions
+            // on the short lines and values searched here: `is_header`,
+            // which runs on every statement, went from 116 to 93 a
             // statement, callgrind, bench/log/2026-11-29.md).
             if i < h.len() && h.len() >= 16 {
                 let at = h.len() - 16;
@@ -524,13 +524,7 @@ fn printed<'a>(line: &'a [u8], e: &mut Entry<'a>) -> bool {
 
 /// Is this line a server's start-up header (written when the log is opened)?
 pub fn is_header(line: &[u8]) -> bool {
-    let Some(&first) = line.first() else {
-        return false;
-    };
-    // The first byte before the case-blind compare, which costs ~45
-    // instructions and runs on every statement (`first | 0x20` is `t` for
-    // `t` and `T` only).
-    if first | 0x20 == b't' && line.len() >= 9 && line[..9].eq_ignore_ascii_case(b"tcp port:") {
+    if line.len() >= 9 && line[..9].eq_ignore_ascii_case(b"tcp port:") {
         return true;
     }
     // `Time\s+Id\s+Command` (MariaDB separates them with tabs).
@@ -543,8 +537,8 @@ pub fn is_header(line: &[u8]) -> bool {
         }
         return false;
     }
-    match first {
-        b'/' | b'A'..=b'Z' => match d_version(line) {
+    match line.first() {
+        Some(b'/' | b'A'..=b'Z') => match d_version(line) {
             Some(at) => {
                 (line[..at].ends_with(b"mysql") || line[..at].ends_with(b"mariadb"))
                     && (find(line, b"started with:").is_some()
